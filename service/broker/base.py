@@ -1,0 +1,33 @@
+"""The broker interface: the simulated broker and the Alpaca adapter both implement it.
+
+Submission is idempotent by client_order_id. An order whose fate we cannot tell (timeout,
+5xx, dropped connection) is UNKNOWN, never rejected: `lookup` resolves it later.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from service.types import BrokerSnapshot, OrderIntent, OrderOutcome
+
+
+class BrokerError(Exception):
+    """The broker could not be reached or answered nonsense; the call may be retried."""
+
+
+class Broker(Protocol):
+    def snapshot(self) -> BrokerSnapshot:
+        """Cash, equity, positions and open orders: the truth we reconcile against."""
+        ...
+
+    def submit(self, intent: OrderIntent) -> OrderOutcome:
+        """Send one market order. Never raises for order-level outcomes; a transport
+        failure returns status UNKNOWN. Submitting an id the broker already holds returns
+        that order's outcome (no duplicate is created)."""
+        ...
+
+    def lookup(self, client_order_id: str) -> OrderOutcome | None:
+        """The broker's record of this order, or None when it has none."""
+        ...
+
+    def close(self) -> None: ...

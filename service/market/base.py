@@ -1,0 +1,38 @@
+"""The market-data interface every feed implements, and the clock that paces bars."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from service.types import Bar, Symbol
+
+
+class MarketDataError(Exception):
+    """A feed could not produce bars (bad file, unreachable service). Says what and where."""
+
+
+class MarketFeed(Protocol):
+    """Bars for a set of symbols. Times are bar close times, UTC, ascending."""
+
+    @property
+    def bar_interval(self) -> timedelta: ...
+
+    def history(self, symbols: Sequence[Symbol], end: datetime, count: int) -> dict[Symbol, list[Bar]]:
+        """The last `count` bars with time <= end per symbol (fewer where data starts later)."""
+        ...
+
+    def bars_after(
+        self, after: Mapping[Symbol, datetime], until: datetime
+    ) -> dict[Symbol, list[Bar]]:
+        """Per symbol, every bar with after[symbol] < time <= until."""
+        ...
+
+    def first_bar_time(self, symbols: Sequence[Symbol]) -> datetime | None:
+        """The earliest time at which every symbol has data (None: unbounded, e.g. synthetic)."""
+        ...
+
+    def last_bar_time(self, symbols: Sequence[Symbol]) -> datetime | None:
+        """The latest bar any symbol has (None: unbounded, e.g. synthetic or live)."""
+        ...
