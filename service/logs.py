@@ -1,0 +1,52 @@
+"""Structured logging: JSON lines for machines, colour for a person at a terminal.
+
+Configured inside every process (cached loggers cannot cross a spawn). Each line is
+written and flushed whole, so lines from several processes sharing stdout do not mix.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any, TextIO
+
+import structlog
+
+LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+          "error": logging.ERROR}
+FORMAT_ENV = "REGIME_TRADER_LOG_FORMAT"
+
+
+def choose_format(configured: str, stream: TextIO) -> str:
+    """The environment overrides the settings; `auto` means colour only at a terminal."""
+    forced = os.environ.get(FORMAT_ENV, "").strip().lower()
+    if forced in ("json", "console"):
+        return forced
+    if configured in ("json", "console"):
+        return configured
+    return "console" if stream.isatty() else "json"
+
+
+def configure_logging(level: str = "info", fmt: str = "auto", **context: Any) -> None:
+    """Set up structlog for this process and bind `pid` (and e.g. `account`) to every event."""
+    stream = sys.stdout
+    renderer: Any = (
+        structlog.dev.ConsoleRenderer()
+        if choose_format(fmt, stream) == "console"
+        else structlog.processors.JSONRenderer(sort_keys=False)
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.dict_tracebacks,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(LEVELS[level]),
+        logger_factory=structlog.WriteLoggerFactory(file=stream),
+        cache_logger_on_first_use=True,
+    )
+    structlog.contextvars.clear_contextvars()
+    structlog.contextvars.bind_contextvars(pid=os.getpid(), **context)

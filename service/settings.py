@@ -1,0 +1,172 @@
+"""The service's settings: one frozen, unknown-key-rejecting model per component.
+
+Parsed once at start-up from `service.toml` (and the instruments file it names); nothing
+deeper in the code reads files or the environment for configuration.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+ACCOUNT_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,15}$")
+_INTERVAL_RE = re.compile(r"^(\d+)\s*(s|m|h|d)$")
+_INTERVAL_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def parse_interval(text: str) -> timedelta:
+    """'30s', '1m', '4h', '1d' -> timedelta."""
+    match = _INTERVAL_RE.match(text.strip())
+    if not match or int(match.group(1)) == 0:
+        raise ValueError(f"interval {text!r} must look like '30s', '1m', '4h' or '1d'")
+    return timedelta(**{_INTERVAL_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def _check_interval(text: str) -> str:
+    parse_interval(text)
+    return text
+
+
+def _check_aware(ts: datetime) -> datetime:
+    if ts.tzinfo is None:
+        raise ValueError("timestamps need a timezone, e.g. 2026-01-05T14:30:00Z")
+    return ts.astimezone(UTC)
+
+
+Interval = Annotated[str, AfterValidator(_check_interval)]
+AwareTime = Annotated[datetime, AfterValidator(_check_aware)]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SyntheticMarketSettings(Frozen):
+    seed: int = 7
+    start: AwareTime = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
+    segment_bars: int = Field(default=120, ge=2)
+    p_turbulent: float = Field(default=0.35, gt=0.0, lt=1.0)
+    calm_vol: float = Field(default=0.0008, gt=0.0)
+    turbulent_vol: float = Field(default=0.0025, gt=0.0)
+    start_price: float = Field(default=100.0, gt=0.0)
+
+
+class CsvMarketSettings(Frozen):
+    directory: Path
+    time_column: str = "time"
+    close_column: str = "close"
+
+
+class MarketSettings(Frozen):
+    kind: Literal["synthetic", "csv"] = "synthetic"
+    interval: Interval = "1m"
+    synthetic: SyntheticMarketSettings = SyntheticMarketSettings()
+    csv: CsvMarketSettings | None = None
+
+    @property
+    def bar_interval(self) -> timedelta:
+        return parse_interval(self.interval)
+
+
+class ClockSettings(Frozen):
+    # paced: one bar per `pace_s` seconds of wall time; fast: as fast as possible
+    mode: Literal["paced", "fast"] = "paced"
+    pace_s: float = Field(default=2.0, gt=0.0)
+
+
+class SimBrokerSettings(Frozen):
+    starting_cash: float = Field(default=100_000.0, gt=0.0)
+    allow_short: bool = False
+
+
+class BrokerSettings(Frozen):
+    kind: Literal["sim"] = "sim"
+    sim: SimBrokerSettings = SimBrokerSettings()
+
+
+class ModelSettings(Frozen):
+    states: int = Field(default=2, ge=2, le=4)
+    window: int = Field(default=256, ge=32, le=10_000)
+    chains: int = Field(default=4, ge=2, le=16)
+    seed: int = Field(default=20261130, ge=0, lt=2**63)
+    backend: Literal["numpy", "auto"] = "numpy"
+
+
+class StrategySettings(Frozen):
+    target_vol: float = Field(default=0.10, gt=0.0, description="annualised target volatility")
+    max_weight: float = Field(default=1.0, gt=0.0, le=1.0)
+    enter_below: float = Field(default=0.35, ge=0.0, le=1.0)
+    exit_above: float = Field(default=0.65, ge=0.0, le=1.0)
+    min_trade_fraction: float = Field(default=0.02, ge=0.0, lt=1.0)
+    bars_per_year: float = Field(default=252 * 390, gt=0.0)
+
+    @field_validator("exit_above")
+    @classmethod
+    def _hysteresis(cls, exit_above: float, info: ValidationInfo) -> float:
+        enter = info.data.get("enter_below")
+        if enter is not None and exit_above <= enter:
+            raise ValueError(
+                f"exit_above ({exit_above}) must exceed enter_below ({enter}) for hysteresis"
+            )
+        return exit_above
+
+
+class RotationSettings(Frozen):
+    batch_size: int = Field(default=0, ge=0, description="0: the whole rotation every update")
+
+
+class LoggingSettings(Frozen):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "json", "console"] = "auto"
+
+
+class SupervisionSettings(Frozen):
+    shutdown_budget_s: float = Field(default=20.0, gt=0.0)
+    restart_backoff_s: float = Field(default=0.5, ge=0.0)
+
+
+class AccountSettings(Frozen):
+    name: str
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        if not ACCOUNT_NAME_RE.match(name):
+            raise ValueError(
+                f"account name {name!r} must start with a letter and use at most 16 of "
+                "[A-Za-z0-9_-] (it becomes part of every client_order_id)"
+            )
+        return name
+
+
+class ServiceSettings(Frozen):
+    accounts: tuple[AccountSettings, ...] = Field(min_length=1)
+    instruments_file: Path = Path("instruments.toml")
+    state_dir: Path | None = None
+    market: MarketSettings = MarketSettings()
+    clock: ClockSettings = ClockSettings()
+    broker: BrokerSettings = BrokerSettings()
+    model: ModelSettings = ModelSettings()
+    strategy: StrategySettings = StrategySettings()
+    rotation: RotationSettings = RotationSettings()
+    logging: LoggingSettings = LoggingSettings()
+    supervision: SupervisionSettings = SupervisionSettings()
+
+    @field_validator("accounts")
+    @classmethod
+    def _unique_accounts(
+        cls, accounts: tuple[AccountSettings, ...]
+    ) -> tuple[AccountSettings, ...]:
+        names = [a.name for a in accounts]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"account names must be unique; repeated: {', '.join(duplicates)}")
+        return accounts
+
+    @property
+    def account_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.accounts)

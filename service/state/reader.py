@@ -1,0 +1,23 @@
+"""Read-only views of a state database, for the supervisor and `status`."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from service.state.store import StateError, connect
+
+
+def last_seq(path: Path) -> int:
+    """The newest checkpoint's sequence number; 0 for an account that has none yet."""
+    if not path.exists():
+        return 0
+    try:
+        conn = connect(path, read_only=True)
+        try:
+            row = conn.execute("SELECT MAX(seq) FROM checkpoints").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as error:
+        raise StateError(f"{path}: cannot read the state database ({error})") from None
+    return int(row[0] or 0)

@@ -1,0 +1,93 @@
+"""The state database: one transaction per update, no gaps, integrity checked on open."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from service.state.codec import CodecError, decode_arrays, encode_arrays
+from service.state.reader import last_seq
+from service.state.store import Checkpoint, DecisionRow, StateError, StateStore
+from service.types import OrderIntent, OrderOutcome, OrderStatus, Side
+
+T0 = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
+
+
+def checkpoint(seq: int, model: bytes = b"model") -> Checkpoint:
+    return Checkpoint(seq=seq, bar_time=T0, config_hash="abc", backend="numpy", adapter="cpu",
+                      numerics="float64", cash=1.0, equity=2.0, model=model, book={"cursor": 0})
+
+
+def intent(seq: int, symbol: str = "SPY") -> OrderIntent:
+    return OrderIntent(f"rt-alpha-{seq}-{symbol}", symbol, Side.BUY, 3.0)
+
+
+def test_an_update_commits_checkpoint_decisions_and_intents_together(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "alpha.sqlite")
+    row = DecisionRow("SPY", 0, 0.1, 0.0, 0.001, True, 0.5, 3.0)
+    store.commit_update(checkpoint(1), [row], [intent(1)])
+    latest = store.latest()
+    assert latest is not None and latest.seq == 1 and latest.bar_time == T0
+    assert [r.intent for r in store.open_intents()] == [intent(1)]
+    assert last_seq(tmp_path / "alpha.sqlite") == 1
+
+
+def test_a_failed_update_leaves_nothing_behind(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "alpha.sqlite")
+    store.commit_update(checkpoint(1), [], [intent(1)])
+    with pytest.raises(Exception):  # the duplicate id violates the primary key
+        store.commit_update(checkpoint(2), [], [intent(1)])
+    assert store.checkpoint_seqs() == [1]
+
+
+def test_a_sequence_gap_is_refused(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "alpha.sqlite")
+    store.commit_update(checkpoint(1), [], [])
+    with pytest.raises(StateError, match="does not follow 1"):
+        store.commit_update(checkpoint(3), [], [])
+
+
+def test_outcomes_settle_intents(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "alpha.sqlite")
+    store.commit_update(checkpoint(1), [], [intent(1), intent(1, "QQQ")])
+    store.record_outcome(OrderOutcome("rt-alpha-1-SPY", OrderStatus.FILLED, "b1", 3.0, 100.0))
+    store.record_outcome(OrderOutcome("rt-alpha-1-QQQ", OrderStatus.UNKNOWN))
+    [still_open] = store.open_intents()
+    assert still_open.intent.symbol == "QQQ" and still_open.status is OrderStatus.UNKNOWN
+
+
+def test_retention_keeps_the_last_n_checkpoints(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "alpha.sqlite", retention=3)
+    for seq in range(1, 7):
+        store.commit_update(checkpoint(seq), [], [])
+    assert store.checkpoint_seqs() == [4, 5, 6]
+
+
+def test_state_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "alpha.sqlite"
+    store = StateStore(path)
+    store.commit_update(checkpoint(1, model=b"\x00\x01"), [], [])
+    store.close()
+    latest = StateStore(path).latest()
+    assert latest is not None and latest.model == b"\x00\x01"
+
+
+def test_a_corrupt_database_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "alpha.sqlite"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StateError, match="move it aside"):
+        StateStore(path)
+
+
+def test_array_encoding_is_byte_deterministic_and_round_trips() -> None:
+    arrays = {"b": np.arange(3.0), "a": np.eye(2, dtype=np.float32)}
+    blob = encode_arrays(arrays)
+    assert blob == encode_arrays(dict(reversed(arrays.items())))
+    decoded = decode_arrays(blob)
+    assert set(decoded) == {"a", "b"} and decoded["a"].dtype == np.float32
+    np.testing.assert_array_equal(decoded["b"], arrays["b"])
+    with pytest.raises(CodecError, match="truncated"):
+        decode_arrays(blob[:-4])

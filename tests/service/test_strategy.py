@@ -1,0 +1,58 @@
+"""The strategy: volatility targeting, flat when turbulence is likely, with hysteresis."""
+
+from __future__ import annotations
+
+from service.settings import StrategySettings
+from service.strategy import Decision, Signal, client_order_id, decide, order_intents
+from service.types import BrokerSnapshot, OrderOutcome, OrderStatus, Position, Side
+
+SETTINGS = StrategySettings()
+BUDGET = 10_000.0
+
+
+def signal(p: float, converged: bool = True, vol: float = 0.001) -> Signal:
+    return Signal("SPY", p_turbulent=p, pred_vol=vol, price=100.0, converged=converged)
+
+
+def test_a_calm_instrument_is_held_at_the_volatility_target_weight() -> None:
+    decision = decide(signal(0.1, vol=0.001), None, BUDGET, SETTINGS)
+    per_bar = SETTINGS.target_vol / SETTINGS.bars_per_year**0.5
+    assert decision.invested
+    assert decision.target_weight == min(1.0, per_bar / 0.001)
+    assert decision.target_qty == int(decision.target_weight * BUDGET / 100.0)
+
+
+def test_hysteresis_holds_between_the_thresholds() -> None:
+    held = decide(signal(0.1), None, BUDGET, SETTINGS)
+    assert decide(signal(0.5), held, BUDGET, SETTINGS).invested  # between: stay in
+    out = decide(signal(0.7), held, BUDGET, SETTINGS)
+    assert not out.invested and out.target_qty == 0
+    assert not decide(signal(0.5), out, BUDGET, SETTINGS).invested  # between: stay out
+
+
+def test_an_unconverged_posterior_keeps_the_previous_decision() -> None:
+    previous = Decision("SPY", True, 0.5, 50.0)
+    assert decide(signal(0.99, converged=False), previous, BUDGET, SETTINGS) == previous
+
+
+def test_intents_move_positions_to_targets_and_skip_small_or_busy_ones() -> None:
+    decisions = [Decision("SPY", True, 0.5, 50.0), Decision("QQQ", False, 0.0, 0.0),
+                 Decision("IWM", True, 0.5, 11.0), Decision("TLT", True, 0.5, 30.0)]
+    snapshot = BrokerSnapshot(
+        cash=0.0, equity=40_000.0,
+        positions={"QQQ": Position("QQQ", 20.0, 100.0), "IWM": Position("IWM", 10.0, 100.0)},
+        open_orders=(OrderOutcome(client_order_id("alpha", 6, "TLT"), OrderStatus.ACCEPTED),),
+    )
+    prices = {"SPY": 100.0, "QQQ": 100.0, "IWM": 100.0, "TLT": 100.0}
+    intents = order_intents(decisions, snapshot, prices, BUDGET, "alpha", 7, SETTINGS)
+    assert [(i.symbol, i.side, i.qty) for i in intents] == [
+        ("SPY", Side.BUY, 50.0), ("QQQ", Side.SELL, 20.0)]
+    assert intents[0].client_order_id == "rt-alpha-7-SPY"
+
+
+def test_client_order_ids_are_deterministic_legal_and_short() -> None:
+    cid = client_order_id("a" * 16, 9_999_999_999, "ABCDEFGHIJ.KLMNO")
+    assert cid == client_order_id("a" * 16, 9_999_999_999, "ABCDEFGHIJ.KLMNO")
+    assert len(cid) <= 48 and cid.endswith("ABCDEFGHIJ_KLMNO")
+    assert client_order_id("alpha", 1, "BTC/USD") != client_order_id("alpha", 1, "BTC.USD")
+    assert len(client_order_id("a" * 16, 9_999_999_999, "ABCDEFGHIJ/KLMNO")) == 48
