@@ -19,7 +19,9 @@ class MarketFeed(Protocol):
     @property
     def bar_interval(self) -> timedelta: ...
 
-    def history(self, symbols: Sequence[Symbol], end: datetime, count: int) -> dict[Symbol, list[Bar]]:
+    def history(
+        self, symbols: Sequence[Symbol], end: datetime, count: int
+    ) -> dict[Symbol, list[Bar]]:
         """The last `count` bars with time <= end per symbol (fewer where data starts later)."""
         ...
 

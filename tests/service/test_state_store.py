@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,7 +39,7 @@ def test_an_update_commits_checkpoint_decisions_and_intents_together(tmp_path: P
 def test_a_failed_update_leaves_nothing_behind(tmp_path: Path) -> None:
     store = StateStore(tmp_path / "alpha.sqlite")
     store.commit_update(checkpoint(1), [], [intent(1)])
-    with pytest.raises(Exception):  # the duplicate id violates the primary key
+    with pytest.raises(sqlite3.IntegrityError):  # the duplicate id violates the primary key
         store.commit_update(checkpoint(2), [], [intent(1)])
     assert store.checkpoint_seqs() == [1]
 

@@ -1,0 +1,245 @@
+"""A seeded, regime-switching synthetic market: bars are a pure function of
+(seed, symbol, bar time) given the settings.
+
+A restarted worker therefore sees exactly the bars it saw before and can back-fill the
+bars it missed while down. Randomness is counter-based (splitmix64 over numpy uint64,
+keyed by a blake2b hash of seed, symbol and stream), so there is no generator state.
+
+Bar n (time `start + n * interval`, n >= 0) lies in regime segment
+s = n // segment_bars, turbulent with probability `p_turbulent`; its log return is
+drift_r + vol_r * z_n. Log closes are cumulative sums of returns, computed in chunks of
+`CHUNK` bars with one cached chunk-end log price per chunk, so a far-future bar costs
+O(n / CHUNK) once and O(1) afterwards. open(n) = close(n - 1) (start_price for n = 0).
+
+Not thread-safe: one feed per worker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from service.market.base import MarketDataError
+from service.types import Bar, Symbol, utc
+
+CHUNK = 4096
+_CHUNK_CACHE_SIZE = 64  # full chunks kept per feed (all symbols): ~64 * 4096 * 6 floats
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+CALM, TURBULENT = 0, 1
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class SyntheticSettings:
+    """Defaults give plausible 1-minute bars: ~16% annualised vol when calm (over a
+    252 x 390-minute trading year), 3x that when turbulent, regime segments of 240 bars
+    (4 hours), about 30% of them turbulent. Bars run round the clock, without sessions."""
+
+    seed: int = 0
+    start: datetime = datetime(2024, 1, 1, tzinfo=UTC)  # first bar's close time
+    interval: timedelta = timedelta(minutes=1)
+    segment_bars: int = 240
+    p_turbulent: float = 0.3
+    calm_vol: float = 0.0005  # sd of a bar's log return
+    turbulent_vol: float = 0.0015
+    calm_drift: float = 1e-6  # mean of a bar's log return
+    turbulent_drift: float = -3e-6
+    start_price: float = 100.0
+    base_volume: float = 10_000.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "start", utc(self.start))
+        checks = {
+            "interval": self.interval > timedelta(0),
+            "segment_bars": self.segment_bars >= 1,
+            "p_turbulent": 0.0 <= self.p_turbulent <= 1.0,
+            "calm_vol": self.calm_vol > 0,
+            "turbulent_vol": self.turbulent_vol > 0,
+            "start_price": self.start_price > 0,
+            "base_volume": self.base_volume > 0,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                raise ValueError(
+                    f"SyntheticSettings.{name}={getattr(self, name)!r} is out of range: "
+                    "interval, vols, prices and volume must be positive, segment_bars >= 1, "
+                    "0 <= p_turbulent <= 1"
+                )
+
+
+class _BarArrays(NamedTuple):
+    """Columns for a run of consecutive bars."""
+
+    open: F64
+    high: F64
+    low: F64
+    close: F64
+    volume: F64
+
+
+def _mix(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """splitmix64's finaliser; uint64 arithmetic wraps, as intended."""
+    x = (x ^ (x >> np.uint64(30))) * _MIX1
+    x = (x ^ (x >> np.uint64(27))) * _MIX2
+    return x ^ (x >> np.uint64(31))
+
+
+def _stream_key(seed: int, symbol: Symbol, stream: str) -> np.uint64:
+    digest = hashlib.blake2b(f"{seed}|{symbol}|{stream}".encode(), digest_size=8).digest()
+    return np.uint64(int.from_bytes(digest, "little"))
+
+
+def _uniform(key: np.uint64, counters: I64) -> F64:
+    """Uniforms in (0, 1), one per counter: a pure function of (key, counter)."""
+    bits = _mix(key + counters.astype(np.uint64) * _GOLDEN) >> np.uint64(11)
+    return (bits.astype(np.float64) + 0.5) * 2.0**-53
+
+
+def _normal(seed: int, symbol: Symbol, stream: str, counters: I64) -> F64:
+    """Standard normals by Box-Muller over two independent uniform streams."""
+    u1 = _uniform(_stream_key(seed, symbol, stream + ".u1"), counters)
+    u2 = _uniform(_stream_key(seed, symbol, stream + ".u2"), counters)
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+
+
+class SyntheticMarket:
+    """A MarketFeed over `SyntheticSettings`; bars exist at and after `settings.start`."""
+
+    def __init__(self, settings: SyntheticSettings | None = None) -> None:
+        self._s = settings if settings is not None else SyntheticSettings()
+        self._chunk_ends: dict[Symbol, list[float]] = {}
+        self._chunks: OrderedDict[tuple[Symbol, int], _BarArrays] = OrderedDict()
+
+    @property
+    def settings(self) -> SyntheticSettings:
+        return self._s
+
+    @property
+    def bar_interval(self) -> timedelta:
+        return self._s.interval
+
+    def history(
+        self, symbols: Sequence[Symbol], end: datetime, count: int
+    ) -> dict[Symbol, list[Bar]]:
+        hi = self._index_at_or_before(end)
+        lo = max(0, hi - count + 1)
+        return {sym: self._bars(sym, lo, hi) for sym in symbols}
+
+    def bars_after(
+        self, after: Mapping[Symbol, datetime], until: datetime
+    ) -> dict[Symbol, list[Bar]]:
+        hi = self._index_at_or_before(until)
+        return {
+            sym: self._bars(sym, max(0, self._index_at_or_before(t) + 1), hi)
+            for sym, t in after.items()
+        }
+
+    def first_bar_time(self, symbols: Sequence[Symbol]) -> datetime | None:
+        return None
+
+    def last_bar_time(self, symbols: Sequence[Symbol]) -> datetime | None:
+        return None
+
+    def bar_time(self, n: int) -> datetime:
+        """Close time of bar n."""
+        return self._s.start + n * self._s.interval
+
+    def true_regime(self, symbol: Symbol, time: datetime) -> int:
+        """The regime (0 calm, 1 turbulent) generating the newest bar at or before `time`."""
+        n = self._index_at_or_before(time)
+        if n < 0:
+            raise MarketDataError(
+                f"no synthetic bar at or before {time.isoformat()}: bars start at "
+                f"{self._s.start.isoformat()}"
+            )
+        return int(self._regimes(symbol, np.array([n], dtype=np.int64))[0])
+
+    # -- indices and bars ------------------------------------------------------------
+
+    def _index_at_or_before(self, t: datetime) -> int:
+        return (utc(t) - self._s.start) // self._s.interval
+
+    def _bars(self, symbol: Symbol, lo: int, hi: int) -> list[Bar]:
+        if hi < lo:
+            return []
+        cols = self._columns(symbol, lo, hi)
+        rows = zip(range(lo, hi + 1), *(col.tolist() for col in cols), strict=True)
+        return [Bar(self.bar_time(n), o, h, low, c, v) for n, o, h, low, c, v in rows]
+
+    def _columns(self, symbol: Symbol, lo: int, hi: int) -> _BarArrays:
+        parts = [self._chunk(symbol, k) for k in range(lo // CHUNK, hi // CHUNK + 1)]
+        joined = parts[0] if len(parts) == 1 else _BarArrays(
+            *(np.concatenate(cols) for cols in zip(*parts, strict=True))
+        )
+        start = lo % CHUNK
+        return _BarArrays(*(col[start : start + hi - lo + 1] for col in joined))
+
+    # -- chunks ----------------------------------------------------------------------
+
+    def _chunk(self, symbol: Symbol, k: int) -> _BarArrays:
+        key = (symbol, k)
+        cached = self._chunks.get(key)
+        if cached is not None:
+            self._chunks.move_to_end(key)
+            return cached
+        bars = self._build_chunk(symbol, k)
+        self._chunks[key] = bars
+        if len(self._chunks) > _CHUNK_CACHE_SIZE:
+            self._chunks.popitem(last=False)
+        return bars
+
+    def _build_chunk(self, symbol: Symbol, k: int) -> _BarArrays:
+        n = np.arange(k * CHUNK, (k + 1) * CHUNK, dtype=np.int64)
+        base = self._log_price_before_chunk(symbol, k)
+        log_close = self._chunk_log_closes(symbol, n, base)
+        log_open = np.concatenate(([base], log_close[:-1]))
+        return self._ohlcv(symbol, n, log_open, log_close)
+
+    def _chunk_log_closes(self, symbol: Symbol, n: I64, base: float) -> F64:
+        """Log closes of one chunk; identical however and whenever it is computed."""
+        regimes = self._regimes(symbol, n)
+        drift = np.where(regimes == TURBULENT, self._s.turbulent_drift, self._s.calm_drift)
+        z = _normal(self._s.seed, symbol, "return", n)
+        return base + np.cumsum(drift + self._vols(regimes) * z)
+
+    def _log_price_before_chunk(self, symbol: Symbol, k: int) -> float:
+        """Log close of bar k * CHUNK - 1, extending the chunk-end cache as needed."""
+        ends = self._chunk_ends.setdefault(symbol, [])
+        while len(ends) < k:
+            j = len(ends)
+            base = ends[-1] if ends else math.log(self._s.start_price)
+            n = np.arange(j * CHUNK, (j + 1) * CHUNK, dtype=np.int64)
+            ends.append(float(self._chunk_log_closes(symbol, n, base)[-1]))
+        return ends[k - 1] if k > 0 else math.log(self._s.start_price)
+
+    def _regimes(self, symbol: Symbol, n: I64) -> I64:
+        segments = n // self._s.segment_bars
+        u = _uniform(_stream_key(self._s.seed, symbol, "regime"), segments)
+        return (u < self._s.p_turbulent).astype(np.int64)
+
+    def _vols(self, regimes: I64) -> F64:
+        return np.where(regimes == TURBULENT, self._s.turbulent_vol, self._s.calm_vol)
+
+    def _ohlcv(self, symbol: Symbol, n: I64, log_open: F64, log_close: F64) -> _BarArrays:
+        seed, vols = self._s.seed, self._vols(self._regimes(symbol, n))
+        up = 0.5 * vols * np.abs(_normal(seed, symbol, "high", n))
+        down = 0.5 * vols * np.abs(_normal(seed, symbol, "low", n))
+        high = np.exp(np.maximum(log_open, log_close) + up)
+        low = np.exp(np.minimum(log_open, log_close) - down)
+        activity = vols / self._s.calm_vol  # turbulent bars trade more
+        volume = self._s.base_volume * activity * np.exp(0.3 * _normal(seed, symbol, "volume", n))
+        o, c = np.exp(log_open), np.exp(log_close)
+        return _BarArrays(o, np.maximum(high, np.maximum(o, c)),
+                          np.minimum(low, np.minimum(o, c)), c, np.round(volume))
