@@ -1,0 +1,287 @@
+"""`regime-trader status`: per account, the last checkpoint, its positions and a health word.
+
+Each account's database is opened read-only, so `status` is safe beside a running daemon
+(SQLite may leave an empty -wal and a -shm file beside a database no process has open:
+that is how a read-only WAL reader works, and the daemon uses them as they are).
+The schema records no write time, so the age is the time since the database (or its WAL)
+was last written: a worker writes at every update, so this measures whether it is alive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal, TextIO
+
+from service.config_loader import LoadedConfig
+from service.state.store import SCHEMA_VERSION
+from service.types import OrderStatus
+from service.worker.assembly import state_path
+
+Health = Literal["ok", "stale", "no-state", "unreadable"]
+DEFAULT_STALE_AFTER_S = 300.0
+EXIT_NOT_ALL_OK = 1  # the report was printed, and at least one account is not "ok"
+_FINAL = tuple(s.value for s in OrderStatus if s.is_final)
+
+
+class SchemaVersionError(ValueError):
+    """The database was written by a build with another schema version."""
+
+
+@dataclass(frozen=True)
+class Position:
+    """One instrument's decision at the last checkpoint."""
+
+    symbol: str
+    target_qty: float
+    regime: int
+    p_turbulent: float
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the last checkpoint of an account says."""
+
+    seq: int
+    bar_time: datetime
+    equity: float
+    cash: float
+    backend: str
+    adapter: str
+    numerics: str
+    config_hash: str
+    positions: tuple[Position, ...]
+    open_intents: int
+
+
+@dataclass(frozen=True)
+class AccountStatus:
+    account: str
+    database: Path
+    health: Health
+    age_s: float | None = None  # since the database was last written
+    snapshot: Snapshot | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    generated_at: datetime
+    state_dir: Path
+    config_hash: str  # of the configuration `status` loaded, to compare with checkpoints
+    stale_after_s: float
+    accounts: tuple[AccountStatus, ...]
+
+    @property
+    def all_ok(self) -> bool:
+        return all(a.health == "ok" for a in self.accounts)
+
+
+# -- building the report -----------------------------------------------------------------
+
+
+def build_report(
+    config: LoadedConfig, state_dir: Path, now: datetime, stale_after_s: float
+) -> StatusReport:
+    accounts = tuple(
+        account_status(name, state_path(state_dir, name), now, stale_after_s)
+        for name in config.settings.account_names
+    )
+    return StatusReport(now, state_dir, config.config_hash, stale_after_s, accounts)
+
+
+def account_status(
+    account: str, database: Path, now: datetime, stale_after_s: float
+) -> AccountStatus:
+    try:
+        if not database.exists():  # raises, rather than answers False, when not permitted
+            return AccountStatus(account, database, "no-state")
+        age_s = _age_s(database, now)  # before opening: a reader must not look like a write
+        snapshot = read_snapshot(database)
+    except (OSError, sqlite3.Error, ValueError) as error:
+        return AccountStatus(account, database, "unreadable", error=_explain(database, error))
+    if snapshot is None:
+        return AccountStatus(account, database, "no-state", age_s)
+    health: Health = "stale" if age_s > stale_after_s else "ok"
+    return AccountStatus(account, database, health, age_s, snapshot)
+
+
+def read_snapshot(database: Path) -> Snapshot | None:
+    """The last checkpoint, read in one read transaction; None before the first update."""
+    conn = _open_read_only(database)
+    try:
+        conn.execute("BEGIN")
+        _check_schema(conn)
+        return _latest(conn)
+    finally:
+        conn.close()
+
+
+def _open_read_only(database: Path) -> sqlite3.Connection:
+    # as_uri() percent-encodes the path, so '?', '#' or spaces in it cannot break the URI.
+    uri = database.resolve().as_uri() + "?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout = 5000")
+    return conn
+
+
+def _check_schema(conn: sqlite3.Connection) -> None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is not None and int(row[0]) != SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"schema version {row[0]}, this build reads {SCHEMA_VERSION}; "
+            "use the regime-trader version that wrote it"
+        )
+
+
+def _latest(conn: sqlite3.Connection) -> Snapshot | None:
+    row = conn.execute(
+        "SELECT seq, bar_time, equity, cash, backend, adapter, numerics, config_hash "
+        "FROM checkpoints ORDER BY seq DESC LIMIT 1"
+    ).fetchone()
+    if row is None:
+        return None
+    seq, bar_time, equity, cash, backend, adapter, numerics, config_hash = row
+    return Snapshot(
+        seq=int(seq), bar_time=datetime.fromisoformat(bar_time), equity=float(equity),
+        cash=float(cash), backend=str(backend), adapter=str(adapter), numerics=str(numerics),
+        config_hash=str(config_hash), positions=_positions(conn, int(seq)),
+        open_intents=_open_intents(conn),
+    )
+
+
+def _positions(conn: sqlite3.Connection, seq: int) -> tuple[Position, ...]:
+    rows = conn.execute(
+        "SELECT symbol, target_qty, regime, p_turbulent FROM decisions WHERE seq = ? "
+        "ORDER BY symbol", (seq,)
+    )
+    return tuple(Position(str(s), float(q), int(r), float(p)) for s, q, r, p in rows)
+
+
+def _open_intents(conn: sqlite3.Connection) -> int:
+    marks = ",".join("?" * len(_FINAL))
+    query = f"SELECT COUNT(*) FROM intents WHERE status NOT IN ({marks})"
+    return int(conn.execute(query, _FINAL).fetchone()[0])
+
+
+def _age_s(database: Path, now: datetime) -> float:
+    """Seconds since the last write to the database or its WAL (never negative).
+
+    An empty WAL is ignored: a read-only open of a quiescent WAL database creates an empty
+    -wal (and -shm) file, so counting it would make every `status` look like a fresh write.
+    """
+    stamps = [database.stat().st_mtime]
+    wal = database.with_name(database.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        stamps.append(wal.stat().st_mtime)
+    return max(0.0, now.timestamp() - max(stamps))
+
+
+def _explain(database: Path, error: Exception) -> str:
+    hint = "is it a regime-trader state database? Move it aside or restore it from a backup"
+    if isinstance(error, PermissionError) or "unable to open" in str(error):
+        hint = "run status as the service's user or root, or check the permissions"
+    elif isinstance(error, SchemaVersionError):
+        return f"{database}: {error}"  # the message already says what to do
+    return f"{database}: {error}; {hint}"
+
+
+# -- rendering ----------------------------------------------------------------------------
+
+
+def render_json(report: StatusReport) -> str:
+    data = asdict(report)
+    data["all_ok"] = report.all_ok
+    return json.dumps(data, indent=2, default=_json_value)
+
+
+def _json_value(value: object) -> str:
+    if isinstance(value, datetime | Path):
+        return value.isoformat() if isinstance(value, datetime) else str(value)
+    raise TypeError(f"cannot render {type(value).__name__} as JSON")
+
+
+def render_text(report: StatusReport) -> str:
+    header = (f"state {report.state_dir}  config {report.config_hash}  "
+              f"stale after {report.stale_after_s:g}s")
+    lines = [header, "", *_align([_SUMMARY_HEADER, *map(_summary_row, report.accounts)])]
+    for account in report.accounts:
+        lines += _details(account, report.config_hash)
+    return "\n".join(lines) + "\n"
+
+
+_SUMMARY_HEADER = ["ACCOUNT", "HEALTH", "SEQ", "BAR TIME", "AGE", "EQUITY", "CASH",
+                   "OPEN INTENTS", "BACKEND", "CONFIG"]
+
+
+def _summary_row(account: AccountStatus) -> list[str]:
+    s = account.snapshot
+    age = "-" if account.age_s is None else _duration(account.age_s)
+    if s is None:
+        return [account.account, account.health, "-", "-", age, "-", "-", "-", "-", "-"]
+    return [account.account, account.health, str(s.seq), s.bar_time.isoformat(), age,
+            f"{s.equity:,.2f}", f"{s.cash:,.2f}", str(s.open_intents),
+            f"{s.backend}/{s.adapter}/{s.numerics}", s.config_hash]
+
+
+def _details(account: AccountStatus, config_hash: str) -> list[str]:
+    if account.error is not None:
+        return ["", f"{account.account}: unreadable: {account.error}"]
+    s = account.snapshot
+    if s is None:
+        return ["", f"{account.account}: no state yet at {account.database}"]
+    note = "" if s.config_hash == config_hash else "  (checkpoint written under another config)"
+    rows = [["SYMBOL", "TARGET QTY", "REGIME", "P(TURBULENT)"]]
+    rows += [[p.symbol, f"{p.target_qty:g}", str(p.regime), f"{p.p_turbulent:.3f}"]
+             for p in s.positions]
+    title = f"{account.account}: positions at seq {s.seq}{note}"
+    return ["", title, *("  " + line for line in _align(rows))]
+
+
+def _align(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows]
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
+# -- the command --------------------------------------------------------------------------
+
+
+def run_status(
+    config: LoadedConfig,
+    state_dir: Path,
+    as_json: bool,
+    out: TextIO,
+    stale_after_s: float = DEFAULT_STALE_AFTER_S,
+    now: datetime | None = None,
+) -> int:
+    """Print the report; 0 when every account is "ok", else EXIT_NOT_ALL_OK."""
+    report = build_report(config, state_dir, now or datetime.now(UTC), stale_after_s)
+    out.write(render_json(report) + "\n" if as_json else render_text(report))
+    out.flush()
+    return 0 if report.all_ok else EXIT_NOT_ALL_OK
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type for --stale-after: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
