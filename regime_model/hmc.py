@@ -1,0 +1,109 @@
+"""Static-length HMC over a batch of lanes that move in lockstep (blackjax-style contract).
+
+`init(position, logdensity_fn) -> HMCState`; `step(key, state, params, logdensity_fn,
+num_steps) -> (HMCState, HMCInfo)`. HMCState is what a checkpoint carries, HMCInfo what a
+log or an adaptation carries. Every lane has its own step size and diagonal inverse mass;
+all lanes take the same number of leapfrog steps so that one batched log-density call
+serves them all. A non-finite log density or gradient is a divergent, rejected
+transition for that lane, never an exception.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from regime_model import rng
+from regime_model.types import BoolArray, FloatArray, LogDensityFn
+
+# Energy error beyond which a trajectory counts as divergent (Stan's threshold).
+DIVERGENCE_ENERGY = 1000.0
+
+
+class HMCState(NamedTuple):
+    position: FloatArray  # [L, D]
+    logdensity: FloatArray  # [L], -inf where the density was not finite
+    grad: FloatArray  # [L, D], zero where the density was not finite
+
+
+class HMCParams(NamedTuple):
+    step_size: FloatArray  # [L]
+    inv_mass: FloatArray  # [L, D] diagonal of the inverse mass matrix
+
+
+class HMCInfo(NamedTuple):
+    acceptance_rate: FloatArray  # [L] min(1, exp(-energy error)); 0 where not finite
+    is_accepted: BoolArray  # [L]
+    is_divergent: BoolArray  # [L]
+    energy: FloatArray  # [L] Hamiltonian of the state kept
+    num_steps: int
+
+
+class Key(NamedTuple):
+    """Randomness of one transition: the lanes' streams at one iteration."""
+
+    stream: rng.Stream
+    iteration: int
+
+
+def _sanitise(logp: FloatArray, grad: FloatArray) -> tuple[FloatArray, FloatArray]:
+    ok = np.isfinite(logp) & np.isfinite(grad).all(axis=1)
+    return np.where(ok, logp, -np.inf), np.where(ok[:, None], grad, 0.0)
+
+
+def evaluate(logdensity_fn: LogDensityFn, position: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The log density and gradient with every numerical fault mapped to logp = -inf."""
+    with np.errstate(all="ignore"):
+        return _sanitise(*logdensity_fn(position))
+
+
+def init(position: FloatArray, logdensity_fn: LogDensityFn) -> HMCState:
+    position = np.array(position, dtype=np.float64)
+    return HMCState(position, *evaluate(logdensity_fn, position))
+
+
+def _kinetic(momentum: FloatArray, inv_mass: FloatArray) -> FloatArray:
+    energy: FloatArray = 0.5 * (inv_mass * momentum**2).sum(axis=1)
+    return energy
+
+
+def _leapfrog(
+    state: HMCState, momentum: FloatArray, params: HMCParams, fn: LogDensityFn, n: int
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """n leapfrog steps with the inner half-kicks fused; returns (x, p, logp, grad)."""
+    eps = params.step_size[:, None]
+    x, g, logp = state.position, state.grad, state.logdensity
+    p = momentum + 0.5 * eps * g
+    with np.errstate(all="ignore"):  # faults surface as non-finite values, judged below
+        for i in range(n):
+            x = x + eps * params.inv_mass * p
+            logp, g = fn(x)
+            p = p + (0.5 if i == n - 1 else 1.0) * eps * g
+    return x, p, logp, g
+
+
+def step(
+    key: Key, state: HMCState, params: HMCParams, logdensity_fn: LogDensityFn, num_steps: int
+) -> tuple[HMCState, HMCInfo]:
+    """One Metropolis-corrected HMC transition for every lane."""
+    D = state.position.shape[1]
+    momentum = rng.normal(key.stream, key.iteration, rng.Purpose.MOMENTUM, D)
+    momentum /= np.sqrt(params.inv_mass)
+    h0 = _kinetic(momentum, params.inv_mass) - state.logdensity
+    x, p, logp, g = _leapfrog(state, momentum, params, logdensity_fn, num_steps)
+    with np.errstate(all="ignore"):
+        ok = np.isfinite(x).all(axis=1) & np.isfinite(p).all(axis=1)
+        logp, g = _sanitise(np.where(ok, logp, np.nan), g)
+        h1 = _kinetic(p, params.inv_mass) - logp
+        delta = h1 - h0  # +inf for a faulted proposal; -inf when leaving a faulted state
+        rate = np.where(np.isnan(delta), 0.0, np.exp(-np.maximum(delta, 0.0)))
+    u = rng.uniform(key.stream, key.iteration, rng.Purpose.ACCEPT, 1)[:, 0]
+    accept = (u < rate) & np.isfinite(h1)
+    divergent = ~np.isfinite(h1) | (delta > DIVERGENCE_ENERGY)
+    new = HMCState(
+        np.where(accept[:, None], x, state.position),
+        np.where(accept, logp, state.logdensity),
+        np.where(accept[:, None], g, state.grad),
+    )
+    return new, HMCInfo(rate, accept, divergent, np.where(accept, h1, h0), num_steps)

@@ -1,0 +1,119 @@
+"""Forward-backward for batched Gaussian HMMs, vectorised over time by a parallel scan.
+
+Conventions: lanes L, bars T, states K; P[l, i, j] = P(x_t = j | x_{t-1} = i). Emission
+and message arrays are state-major [K, L, T] (see `scan`): every elementwise step then
+reads whole contiguous [L, T] slabs.
+
+alpha_t = init diag(e_0) P diag(e_1) ... P diag(e_t) and beta_t = P diag(e_{t+1}) ... 1 are
+prefix products of M_t = P diag(e_t). Both come out of ONE scan: the backward sequence is
+the time-reversed sequence of transposes, stacked after the forward one along the lane
+axis. Each sequence starts with a rank-1 matrix whose rows are the initial message, so
+every prefix product has identical rows, each equal to the message.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from regime_model.scan import prefix_products, total_product
+from regime_model.types import FloatArray
+
+LOG_2PI = float(np.log(2 * np.pi))
+
+
+class Emissions(NamedTuple):
+    rel: FloatArray  # [K, L, T] e_t(k) / max_k e_t(k), in (0, 1]
+    log_max: FloatArray  # [L, T] log max_k e_t(k)
+
+
+class HMMPosterior(NamedTuple):
+    log_likelihood: FloatArray  # [L]
+    smoothed: FloatArray  # [K, L, T] P(x_t = k | y) = dlogL / dlog e_t(k)
+    transition_counts: FloatArray  # [L, K, K] sum_t P(x_{t-1}=i, x_t=j | y)
+    filtered_last: FloatArray  # [L, K] P(x_{T-1} = k | y)
+
+
+def gaussian_log_emissions(y: FloatArray, mu: FloatArray, log_sigma: FloatArray) -> FloatArray:
+    """log N(y_t | mu_k, sigma_k^2) as [K, L, T] for y [L, T], mu and log_sigma [L, K]."""
+    z = (y[None] - mu.T[:, :, None]) * np.exp(-log_sigma.T)[:, :, None]
+    return -0.5 * z**2 - log_sigma.T[:, :, None] - 0.5 * LOG_2PI
+
+
+def relative_emissions(log_e: FloatArray) -> Emissions:
+    """Rescale each bar's emissions by their max: one far outlier cannot underflow them all."""
+    log_max = log_e.max(axis=0)
+    return Emissions(np.exp(log_e - log_max), log_max)
+
+
+def _forward_sequence(rel: FloatArray, P: FloatArray, init: FloatArray) -> FloatArray:
+    M = P.transpose(1, 2, 0)[:, :, :, None] * rel[None]  # M[i, j, l, t] = P_ij e_t(j)
+    M[:, :, :, 0] = (init.T * rel[:, :, 0])[None]
+    return M
+
+
+def _backward_sequence(forward: FloatArray) -> FloatArray:
+    K = forward.shape[0]
+    B = np.empty_like(forward)
+    B[:, :, :, 0] = 1.0 / K
+    B[:, :, :, 1:] = forward.transpose(1, 0, 2, 3)[:, :, :, :0:-1]
+    return B
+
+
+def _normalise(x: FloatArray) -> FloatArray:
+    out: FloatArray = x / x.sum(axis=0)
+    return out
+
+
+def messages(rel: FloatArray, P: FloatArray, init: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Normalised filtered (alpha) and backward (beta) messages, both [K, L, T]."""
+    L = P.shape[0]
+    fwd = _forward_sequence(rel, P, init)
+    both = prefix_products(np.concatenate([fwd, _backward_sequence(fwd)], axis=2))
+    alpha = _normalise(both[0, :, :L])
+    beta = _normalise(both[0, :, L:, ::-1])
+    return alpha, beta
+
+
+def _predicted(alpha: FloatArray, P: FloatArray, init: FloatArray) -> FloatArray:
+    """P(x_t | y_<t) [K, L, T]: init at t=0, then alpha_{t-1} P."""
+    ahead = (alpha[:, None, :, :-1] * P.transpose(1, 2, 0)[:, :, :, None]).sum(axis=0)
+    return np.concatenate([init.T[:, :, None], ahead], axis=2)
+
+
+def forward_backward(log_e: FloatArray, P: FloatArray, init: FloatArray) -> HMMPosterior:
+    """Log-likelihood, smoothed marginals, expected transitions and the last filtered state.
+
+    log_e [K, L, T], P [L, K, K], init [L, K]. log p(y) = sum_t log p(y_t | y_<t) with
+    p(y_t | y_<t) = sum_k pred_t(k) e_t(k); xi_t(i, j) is proportional to
+    alpha_{t-1}(i) P_ij e_t(j) beta_t(j) and sums to one over (i, j), so the messages'
+    own normalisations never need to be tracked.
+    """
+    rel, log_max = relative_emissions(log_e)
+    alpha, beta = messages(rel, P, init)
+    pred = _predicted(alpha, P, init)
+    loglik = (np.log((pred * rel).sum(axis=0)) + log_max).sum(axis=1)
+    smoothed = _normalise(alpha * beta)
+    eb = rel[:, :, 1:] * beta[:, :, 1:]
+    weight = eb / (pred[:, :, 1:] * eb).sum(axis=0)
+    pair_sums = alpha[:, :, :-1].transpose(1, 0, 2) @ weight.transpose(1, 2, 0)
+    return HMMPosterior(loglik, smoothed, P * pair_sums, alpha[:, :, -1].T)
+
+
+def filtered_last(log_e: FloatArray, P: FloatArray, init: FloatArray) -> FloatArray:
+    """P(x_{T-1} = k | y) [L, K] from one O(T) tree product; no backward pass needed."""
+    rel, _ = relative_emissions(log_e)
+    rows = total_product(_forward_sequence(rel, P, init))[0]
+    return _normalise(rows).T
+
+
+def log_likelihood(
+    y: FloatArray, mu: FloatArray, sigma: FloatArray, P: FloatArray, init: FloatArray
+) -> float:
+    """float64 log p(y) of 1-D returns y [T] under mu, sigma [K], P [K, K], init [K]."""
+    y2 = np.asarray(y, dtype=np.float64)[None]
+    log_e = gaussian_log_emissions(y2, np.asarray(mu)[None], np.log(np.asarray(sigma))[None])
+    return float(
+        forward_backward(log_e, np.asarray(P)[None], np.asarray(init)[None]).log_likelihood[0]
+    )

@@ -1,0 +1,125 @@
+"""The unconstrained parameter vector theta of the K-state HMM, its transform and its prior.
+
+Layout of theta [L, D], D = K + K + K(K-1):
+    mu_0..mu_{K-1}            regime means
+    s1, eta_1..eta_{K-1}      log sigma_0 = s1; sigma_k = sigma_{k-1} (1 + exp(eta_k))
+    u_i (K-1 each, row-major) log(P_ij / P_ii) for j != i: the diagonal is the reference
+                              coordinate of each row's additive log-ratio transform
+
+The ordering sigma_0 < sigma_1 < ... labels the regimes (0 = calmest) and removes label
+switching without a hard constraint.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from regime_model.types import FloatArray, Priors
+
+MIN_STATES = 2
+MAX_STATES = 4
+
+
+class Constrained(NamedTuple):
+    mu: FloatArray  # [L, K]
+    log_sigma: FloatArray  # [L, K], increasing along K
+    log_trans: FloatArray  # [L, K, K], rows = "from" state
+
+
+def n_params(K: int) -> int:
+    """D(K): K means, K scale coordinates, K rows of K-1 transition logits."""
+    check_states(K)
+    return 2 * K + K * (K - 1)
+
+
+def check_states(K: int) -> None:
+    if not MIN_STATES <= K <= MAX_STATES:
+        raise ValueError(f"n_states must be in {MIN_STATES}..{MAX_STATES}, got {K}")
+
+
+def _offdiag(K: int) -> np.ndarray:
+    return ~np.eye(K, dtype=bool)
+
+
+def _sigmoid(x: FloatArray) -> FloatArray:
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+def _logits(theta: FloatArray, K: int) -> FloatArray:
+    """Full [L, K, K] logit matrix: u off the diagonal, 0 (the reference) on it."""
+    logits = np.zeros((theta.shape[0], K, K))
+    logits[:, _offdiag(K)] = theta[:, 2 * K :]
+    return logits
+
+
+def constrain(theta: FloatArray, K: int) -> Constrained:
+    mu, s1, eta = theta[:, :K], theta[:, K], theta[:, K + 1 : 2 * K]
+    steps = np.concatenate([s1[:, None], np.logaddexp(0.0, eta)], axis=1)
+    logits = _logits(theta, K)
+    log_trans = logits - np.logaddexp.reduce(logits, axis=2, keepdims=True)
+    return Constrained(mu, np.cumsum(steps, axis=1), log_trans)
+
+
+def _normal_logpdf_and_grad(
+    x: FloatArray, loc: float, scale: float
+) -> tuple[FloatArray, FloatArray]:
+    z = (x - loc) / scale
+    return -0.5 * z**2 - np.log(scale) - 0.5 * np.log(2 * np.pi), -z / scale
+
+
+def dirichlet_alpha(K: int, priors: Priors) -> FloatArray:
+    return np.where(np.eye(K, dtype=bool), priors.alpha_stay, priors.alpha_move)
+
+
+def log_prior(theta: FloatArray, K: int, priors: Priors) -> tuple[FloatArray, FloatArray]:
+    """Log prior density of theta INCLUDING the transforms' log-Jacobians, and its gradient.
+
+    mu, s1 and eta carry their normal priors directly (no Jacobian needed). For a row p of P
+    under the log-ratio transform, log|J| = sum_j log p_j, so Dirichlet(alpha) plus Jacobian
+    is simply sum_j alpha_j log p_j (+ const); its gradient is that of the likelihood's
+    transition term with alpha as pseudo-counts, handled by `transition_logit_grad`.
+    """
+    lp_mu, g_mu = _normal_logpdf_and_grad(theta[:, :K], priors.mu_loc, priors.mu_scale)
+    lp_s, g_s = _normal_logpdf_and_grad(theta[:, K], priors.log_sigma_loc, priors.log_sigma_scale)
+    lp_eta, g_eta = _normal_logpdf_and_grad(
+        theta[:, K + 1 : 2 * K], priors.eta_loc, priors.eta_scale
+    )
+    alpha = dirichlet_alpha(K, priors)
+    log_trans = constrain(theta, K).log_trans
+    value = lp_mu.sum(1) + lp_s + lp_eta.sum(1) + (alpha * log_trans).sum((1, 2))
+    grad = np.concatenate(
+        [
+            g_mu,
+            g_s[:, None],
+            g_eta,
+            transition_logit_grad(np.broadcast_to(alpha, log_trans.shape), log_trans),
+        ],
+        axis=1,
+    )
+    return value, grad
+
+
+def transition_logit_grad(counts: FloatArray, log_trans: FloatArray) -> FloatArray:
+    """Gradient of sum_ij counts_ij log P_ij with respect to the off-diagonal logits u.
+
+    With P = softmax(row logits), d/du_im = counts_im - P_im * sum_j counts_ij; the
+    likelihood's term has the same form because dlogL/dP_ij = N_ij / P_ij, N = expected
+    transition counts. No division by P, so it stays finite for tiny probabilities.
+    """
+    K = log_trans.shape[-1]
+    full = counts - np.exp(log_trans) * counts.sum(axis=2, keepdims=True)
+    offdiag: FloatArray = full[:, _offdiag(K)]
+    return offdiag
+
+
+def scale_grad(theta: FloatArray, K: int, g_log_sigma: FloatArray) -> FloatArray:
+    """Pull a gradient w.r.t. log sigma [L, K] back to (s1, eta) [L, K].
+
+    log sigma_k = s1 + sum_{j<=k} softplus(eta_j): every state depends on s1, and eta_j
+    moves every state from j upwards with slope sigmoid(eta_j).
+    """
+    upper = np.cumsum(g_log_sigma[:, ::-1], axis=1)[:, ::-1]
+    eta = theta[:, K + 1 : 2 * K]
+    return np.concatenate([upper[:, :1], _sigmoid(eta) * upper[:, 1:]], axis=1)
