@@ -125,7 +125,9 @@ def _read_bytes(path: Path) -> bytes:
     return raw
 
 
-def check_accounts_match(path: Path, instruments: InstrumentsFile, settings: ServiceSettings) -> None:
+def check_accounts_match(
+    path: Path, instruments: InstrumentsFile, settings: ServiceSettings
+) -> None:
     known = set(settings.account_names)
     problems = [
         ConfigProblem(

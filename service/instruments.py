@@ -1,7 +1,7 @@
 """The instruments file: per account, the rotation of symbols it trades.
 
-    [accounts.alpha]
-    symbols = ["SPY", "QQQ"]
+[accounts.alpha]
+symbols = ["SPY", "QQQ"]
 """
 
 from __future__ import annotations

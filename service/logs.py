@@ -13,8 +13,12 @@ from typing import Any, TextIO
 
 import structlog
 
-LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
-          "error": logging.ERROR}
+LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
 FORMAT_ENV = "REGIME_TRADER_LOG_FORMAT"
 
 

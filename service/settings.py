@@ -158,9 +158,7 @@ class ServiceSettings(Frozen):
 
     @field_validator("accounts")
     @classmethod
-    def _unique_accounts(
-        cls, accounts: tuple[AccountSettings, ...]
-    ) -> tuple[AccountSettings, ...]:
+    def _unique_accounts(cls, accounts: tuple[AccountSettings, ...]) -> tuple[AccountSettings, ...]:
         names = [a.name for a in accounts]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:

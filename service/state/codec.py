@@ -21,8 +21,13 @@ class CodecError(ValueError):
 
 def encode_arrays(arrays: Mapping[str, np.ndarray]) -> bytes:
     names = sorted(arrays)
-    fixed = [np.ascontiguousarray(arrays[n]).astype(arrays[n].dtype.newbyteorder("<")) for n in names]
-    header = [{"name": n, "dtype": a.dtype.str, "shape": list(a.shape)} for n, a in zip(names, fixed, strict=True)]
+    fixed = [
+        np.ascontiguousarray(arrays[n]).astype(arrays[n].dtype.newbyteorder("<")) for n in names
+    ]
+    header = [
+        {"name": n, "dtype": a.dtype.str, "shape": list(a.shape)}
+        for n, a in zip(names, fixed, strict=True)
+    ]
     head = json.dumps(header, separators=(",", ":")).encode()
     return MAGIC + struct.pack("<I", len(head)) + head + b"".join(a.tobytes() for a in fixed)
 
@@ -42,6 +47,8 @@ def decode_arrays(blob: bytes) -> dict[str, np.ndarray]:
         end = offset + count * dtype.itemsize
         if end > len(blob):
             raise CodecError(f"model state truncated inside array {entry['name']!r}")
-        out[entry["name"]] = np.frombuffer(blob[offset:end], dtype=dtype).reshape(entry["shape"]).copy()
+        out[entry["name"]] = (
+            np.frombuffer(blob[offset:end], dtype=dtype).reshape(entry["shape"]).copy()
+        )
         offset = end
     return out

@@ -168,15 +168,28 @@ class StateStore:
                     f"{self.path}: checkpoint {checkpoint.seq} does not follow {last}; "
                     "another process may be writing this account's state"
                 )
-            conn.execute("INSERT INTO checkpoints VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                         _checkpoint_row(checkpoint))
-            conn.executemany("INSERT INTO decisions VALUES (?,?,?,?,?,?,?,?,?)",
-                             [(checkpoint.seq, *_decision_row(d)) for d in decisions])
+            conn.execute(
+                "INSERT INTO checkpoints VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                _checkpoint_row(checkpoint),
+            )
+            conn.executemany(
+                "INSERT INTO decisions VALUES (?,?,?,?,?,?,?,?,?)",
+                [(checkpoint.seq, *_decision_row(d)) for d in decisions],
+            )
             conn.executemany(
                 "INSERT INTO intents (client_order_id, seq, symbol, side, qty, status) "
                 "VALUES (?,?,?,?,?,?)",
-                [(i.client_order_id, checkpoint.seq, i.symbol, i.side.value, i.qty,
-                  OrderStatus.PENDING.value) for i in intents],
+                [
+                    (
+                        i.client_order_id,
+                        checkpoint.seq,
+                        i.symbol,
+                        i.side.value,
+                        i.qty,
+                        OrderStatus.PENDING.value,
+                    )
+                    for i in intents
+                ],
             )
             self._prune(conn, checkpoint.seq)
 
@@ -193,8 +206,14 @@ class StateStore:
         self._conn.execute(
             "UPDATE intents SET status = ?, broker_order_id = ?, filled_qty = ?, "
             "filled_avg_price = ?, reason = ? WHERE client_order_id = ?",
-            (outcome.status.value, outcome.broker_order_id, outcome.filled_qty,
-             outcome.filled_avg_price, outcome.reason, outcome.client_order_id),
+            (
+                outcome.status.value,
+                outcome.broker_order_id,
+                outcome.filled_qty,
+                outcome.filled_avg_price,
+                outcome.reason,
+                outcome.client_order_id,
+            ),
         )
 
     def open_intents(self) -> list[IntentRecord]:
@@ -203,14 +222,16 @@ class StateStore:
         marks = ",".join("?" * len(final))
         rows = self._conn.execute(
             "SELECT client_order_id, symbol, side, qty, seq, status FROM intents "
-            f"WHERE status NOT IN ({marks}) ORDER BY seq, client_order_id", final
+            f"WHERE status NOT IN ({marks}) ORDER BY seq, client_order_id",
+            final,
         )
         return [_intent_from_row(r) for r in rows]
 
     def intents(self) -> list[tuple[str, str, str, float, str]]:
         """(client_order_id, symbol, side, qty, status) for every intent ever made."""
         rows = self._conn.execute(
-            "SELECT client_order_id, symbol, side, qty, status FROM intents ORDER BY seq, client_order_id"
+            "SELECT client_order_id, symbol, side, qty, status FROM intents "
+            "ORDER BY seq, client_order_id"
         )
         return [(str(a), str(b), str(c), float(d), str(e)) for a, b, c, d, e in rows]
 
@@ -242,9 +263,16 @@ class StateStore:
     @staticmethod
     def _checkpoint_from_row(row: Sequence[Any]) -> Checkpoint:
         checkpoint = Checkpoint(
-            seq=int(row[0]), bar_time=datetime.fromisoformat(row[1]), config_hash=row[2],
-            backend=row[3], adapter=row[4], numerics=row[5], cash=float(row[6]),
-            equity=float(row[7]), model=bytes(row[8]), book=json.loads(row[10]),
+            seq=int(row[0]),
+            bar_time=datetime.fromisoformat(row[1]),
+            config_hash=row[2],
+            backend=row[3],
+            adapter=row[4],
+            numerics=row[5],
+            cash=float(row[6]),
+            equity=float(row[7]),
+            model=bytes(row[8]),
+            book=json.loads(row[10]),
         )
         if checkpoint.model_digest != row[9]:
             raise StateError(f"checkpoint {checkpoint.seq}: model state does not match its digest")
@@ -267,13 +295,32 @@ class _Transaction:
 
 def _checkpoint_row(c: Checkpoint) -> tuple[Any, ...]:
     book = json.dumps(c.book, sort_keys=True, separators=(",", ":"))
-    return (c.seq, c.bar_time.isoformat(), c.config_hash, c.backend, c.adapter, c.numerics,
-            c.cash, c.equity, c.model, c.model_digest, book)
+    return (
+        c.seq,
+        c.bar_time.isoformat(),
+        c.config_hash,
+        c.backend,
+        c.adapter,
+        c.numerics,
+        c.cash,
+        c.equity,
+        c.model,
+        c.model_digest,
+        book,
+    )
 
 
 def _decision_row(d: DecisionRow) -> tuple[Any, ...]:
-    return (d.symbol, d.regime, d.p_turbulent, d.pred_mean, d.pred_vol, int(d.converged),
-            d.target_weight, d.target_qty)
+    return (
+        d.symbol,
+        d.regime,
+        d.p_turbulent,
+        d.pred_mean,
+        d.pred_vol,
+        int(d.converged),
+        d.target_weight,
+        d.target_qty,
+    )
 
 
 def _intent_from_row(row: Iterable[Any]) -> IntentRecord:

@@ -18,8 +18,18 @@ T0 = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
 
 
 def checkpoint(seq: int, model: bytes = b"model") -> Checkpoint:
-    return Checkpoint(seq=seq, bar_time=T0, config_hash="abc", backend="numpy", adapter="cpu",
-                      numerics="float64", cash=1.0, equity=2.0, model=model, book={"cursor": 0})
+    return Checkpoint(
+        seq=seq,
+        bar_time=T0,
+        config_hash="abc",
+        backend="numpy",
+        adapter="cpu",
+        numerics="float64",
+        cash=1.0,
+        equity=2.0,
+        model=model,
+        book={"cursor": 0},
+    )
 
 
 def intent(seq: int, symbol: str = "SPY") -> OrderIntent:

@@ -36,17 +36,24 @@ def test_an_unconverged_posterior_keeps_the_previous_decision() -> None:
 
 
 def test_intents_move_positions_to_targets_and_skip_small_or_busy_ones() -> None:
-    decisions = [Decision("SPY", True, 0.5, 50.0), Decision("QQQ", False, 0.0, 0.0),
-                 Decision("IWM", True, 0.5, 11.0), Decision("TLT", True, 0.5, 30.0)]
+    decisions = [
+        Decision("SPY", True, 0.5, 50.0),
+        Decision("QQQ", False, 0.0, 0.0),
+        Decision("IWM", True, 0.5, 11.0),
+        Decision("TLT", True, 0.5, 30.0),
+    ]
     snapshot = BrokerSnapshot(
-        cash=0.0, equity=40_000.0,
+        cash=0.0,
+        equity=40_000.0,
         positions={"QQQ": Position("QQQ", 20.0, 100.0), "IWM": Position("IWM", 10.0, 100.0)},
         open_orders=(OrderOutcome(client_order_id("alpha", 6, "TLT"), OrderStatus.ACCEPTED),),
     )
     prices = {"SPY": 100.0, "QQQ": 100.0, "IWM": 100.0, "TLT": 100.0}
     intents = order_intents(decisions, snapshot, prices, BUDGET, "alpha", 7, SETTINGS)
     assert [(i.symbol, i.side, i.qty) for i in intents] == [
-        ("SPY", Side.BUY, 50.0), ("QQQ", Side.SELL, 20.0)]
+        ("SPY", Side.BUY, 50.0),
+        ("QQQ", Side.SELL, 20.0),
+    ]
     assert intents[0].client_order_id == "rt-alpha-7-SPY"
 
 

@@ -1,0 +1,130 @@
+"""The `regime-trader` command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import structlog
+
+from service import __version__
+from service.config_loader import ConfigError, LoadedConfig, load_config
+from service.exit_codes import EX_CONFIG, EX_TEMPFAIL
+from service.logs import configure_logging
+from service.state.store import StateError
+
+log = structlog.get_logger("service.cli")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return int(args.handler(args))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="regime-trader", description=__doc__)
+    parser.add_argument("--version", action="version", version=__version__)
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run the daemon in the foreground")
+    _config_arg(run)
+    run.add_argument("--state-dir", type=Path, help="where the per-account databases live")
+    run.add_argument(
+        "--stop-after",
+        type=int,
+        metavar="N",
+        help="stop cleanly after N completed updates per account",
+    )
+    run.set_defaults(handler=cmd_run)
+
+    check = commands.add_parser("check-config", help="validate the configuration; exit 0 or 78")
+    _config_arg(check)
+    check.set_defaults(handler=cmd_check_config)
+
+    status = commands.add_parser("status", help="per account: last update, positions, health")
+    _config_arg(status)
+    status.add_argument("--state-dir", type=Path, help="where the per-account databases live")
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+    status.add_argument(
+        "--stale-after", type=float, default=300.0, metavar="SECONDS",
+        help="call an account stale when its database was last written longer ago than this",
+    )
+    status.set_defaults(handler=cmd_status)
+    return parser
+
+
+def _config_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, help="service.toml (default: the embedded default)")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    # Imported here: numpy and the worker stack are needed by `run` alone.
+    from service.supervisor.supervisor import Supervisor  # noqa: PLC0415
+
+    config = _load_or_report(args.config)
+    if config is None:
+        return EX_CONFIG
+    state_dir = resolve_state_dir(args.state_dir, config)
+    try:
+        return Supervisor(config, state_dir, args.stop_after).run()
+    except StateError as error:
+        log.error("service.stopped", reason=str(error))
+        return EX_TEMPFAIL
+
+
+def cmd_check_config(args: argparse.Namespace) -> int:
+    config = _load_or_report(args.config)
+    if config is None:
+        return EX_CONFIG
+    log.info(
+        "config.valid",
+        config_hash=config.config_hash,
+        accounts=list(config.settings.account_names),
+        settings=str(config.settings_path),
+        instruments=str(config.instruments_path),
+    )
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from service.status import run_status  # noqa: PLC0415 - keeps other commands' start fast
+
+    config = _load_or_report(args.config)
+    if config is None:
+        return EX_CONFIG
+    state_dir = resolve_state_dir(args.state_dir, config)
+    return run_status(config, state_dir, args.json, sys.stdout, stale_after_s=args.stale_after)
+
+
+def _load_or_report(path: Path | None) -> LoadedConfig | None:
+    """Load the configuration, or log every problem (as `config.rejected`) and return None."""
+    try:
+        config = load_config(path)
+    except ConfigError as error:
+        configure_logging()
+        log.error("config.rejected", errors=[str(p) for p in error.problems])
+        for problem in error.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return None
+    logging_settings = config.settings.logging
+    configure_logging(logging_settings.level, logging_settings.format)
+    return config
+
+
+def resolve_state_dir(flag: Path | None, config: LoadedConfig) -> Path:
+    """--state-dir, else $STATE_DIRECTORY (set by systemd), else the config, else ./var/state."""
+    if flag is not None:
+        return flag.resolve()
+    from_systemd = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    if from_systemd:
+        return Path(from_systemd)
+    if config.settings.state_dir is not None:
+        return config.settings.state_dir.resolve()
+    return Path("var/state").resolve()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""The worker process: one per account, started with the `spawn` method.
+
+It sets up its own logging, backend, market, broker and state (nothing crosses the spawn
+but the validated configuration), then trades bar after bar until told to stop. SIGTERM or
+SIGINT lets the update in hand finish and checkpoint; the end of the pipe from the
+supervisor (it died) means the same.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from types import FrameType
+
+import structlog
+
+from gpu_backend import select_backend
+from service.clock import Clock
+from service.config_loader import LoadedConfig
+from service.logs import configure_logging
+from service.state.store import StateStore
+from service.worker import assembly
+from service.worker.trader import BarCursor, Trader
+
+log = structlog.get_logger("service.worker")
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    account: str
+    config: LoadedConfig
+    state_dir: Path
+    stop_at_seq: int | None  # stop cleanly once this checkpoint exists (--stop-after)
+
+
+def worker_main(spec: WorkerSpec, conn: Connection) -> None:
+    """Entry point in the child process."""
+    logging_settings = spec.config.settings.logging
+    configure_logging(logging_settings.level, logging_settings.format, account=spec.account)
+    stop = threading.Event()
+    _install_stop_handlers(stop)
+    threading.Thread(target=_watch_parent, args=(conn, stop), daemon=True).start()
+    run_worker(spec, stop, conn)
+
+
+def run_worker(spec: WorkerSpec, stop: threading.Event, conn: Connection | None = None) -> int:
+    """Build the parts, resume, trade until stopped; returns the last checkpoint's seq."""
+    config, account = spec.config, spec.account
+    backend = select_backend(config.settings.model.backend)
+    market = assembly.build_market(config)
+    symbols = config.instruments.symbols(account)
+    first_bar = assembly.first_trading_bar(config, market, symbols)
+    store = StateStore(assembly.state_path(spec.state_dir, account))
+    cursor = BarCursor(first_bar - market.bar_interval)
+    broker = assembly.build_broker(config, account, spec.state_dir, market, cursor)
+    clock = assembly.build_clock(config, market, symbols, first_bar, store)
+    trader = Trader(account, config, market, broker, store, backend, clock.latest_bar, cursor)
+    try:
+        resumed = trader.resume()
+        log.info(
+            "worker.started",
+            backend=backend.name,
+            adapter=backend.adapter,
+            numerics=backend.numerics,
+            resumed_from_seq=resumed,
+            instruments=len(symbols),
+        )
+        if conn is not None:
+            conn.send(("started", resumed))
+        _trade(trader, clock, cursor, stop, spec.stop_at_seq, conn)
+    finally:
+        broker.close()
+        store.close()
+    return trader.seq
+
+
+def _trade(
+    trader: Trader,
+    clock: Clock,
+    cursor: BarCursor,
+    stop: threading.Event,
+    stop_at_seq: int | None,
+    conn: Connection | None,
+) -> None:
+    while not stop.is_set() and (stop_at_seq is None or trader.seq < stop_at_seq):
+        bar_time = clock.wait_for_bar_after(cursor.value, stop)
+        if bar_time is None:
+            break
+        trader.update(bar_time)
+        if conn is not None:
+            conn.send(("updated", trader.seq))
+    reason = "stop requested" if stop.is_set() else "stop-after reached"
+    log.info("worker.stopping", seq=trader.seq, reason=reason)
+
+
+def _install_stop_handlers(stop: threading.Event) -> None:
+    def record(signum: int, frame: FrameType | None) -> None:
+        stop.set()  # only record: the loop finishes the update in hand, then exits
+
+    signal.signal(signal.SIGTERM, record)
+    signal.signal(signal.SIGINT, record)
+
+
+def _watch_parent(conn: Connection, stop: threading.Event) -> None:
+    """The supervisor keeps its end open while it lives; EOF means it is gone."""
+    try:
+        while conn.recv() != "stop":
+            pass
+    except (EOFError, OSError):
+        pass  # the supervisor died or closed the pipe: treat it as a stop request
+    stop.set()

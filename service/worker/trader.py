@@ -1,0 +1,330 @@
+"""One account's update cycle: bars -> regime model -> targets -> checkpoint -> orders.
+
+The checkpoint is committed before any order is sent; on start the trader resumes from the
+newest checkpoint and resolves every intent whose fate it does not know, by its
+client_order_id, before it trades again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import numpy as np
+import structlog
+
+from gpu_backend.base import Backend
+from regime_model.update import ModelSpec, RegimeEstimate, refresh
+from service.broker.base import Broker
+from service.config_loader import LoadedConfig
+from service.market.base import MarketFeed
+from service.state.store import Checkpoint, DecisionRow, StateStore
+from service.strategy import Decision, Signal, decide, order_intents
+from service.types import BrokerSnapshot, OrderIntent, OrderOutcome, Symbol
+from service.worker.book import Book, InstrumentState, decode_book, encode_book, instrument_key
+from service.worker.rotation import next_batch
+
+log = structlog.get_logger("service.worker")
+
+
+@dataclass(frozen=True)
+class UpdateReport:
+    seq: int
+    bar_time: datetime
+    orders: int
+
+
+class BarCursor:
+    """The market time of the bar in hand. The simulated broker reads it as its `now`, so
+    fills and submissions are stamped with market time, the same on every replay."""
+
+    def __init__(self, value: datetime) -> None:
+        self.value = value
+
+    def __call__(self) -> datetime:
+        return self.value
+
+
+class StageTimer:
+    """Milliseconds per named stage of one update."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.ms[name] = round(self.ms.get(name, 0.0) + (time.perf_counter() - start) * 1e3, 3)
+
+
+class Trader:
+    def __init__(
+        self,
+        account: str,
+        config: LoadedConfig,
+        market: MarketFeed,
+        broker: Broker,
+        store: StateStore,
+        backend: Backend,
+        latest_bar: Callable[[], datetime],
+        cursor: BarCursor,
+    ) -> None:
+        self.account = account
+        self.config = config
+        self.market = market
+        self.broker = broker
+        self.store = store
+        self.backend = backend
+        self.latest_bar = latest_bar
+        self.cursor = cursor
+        settings = config.settings
+        self.spec = ModelSpec(
+            n_states=settings.model.states,
+            window=settings.model.window,
+            chains=settings.model.chains,
+        )
+        self.book = Book(instruments={})
+        self.seq = 0
+        self.last_bar_time: datetime | None = None
+
+    @property
+    def symbols(self) -> tuple[Symbol, ...]:
+        return self.config.instruments.symbols(self.account)
+
+    # -- start-up ----------------------------------------------------------------------
+
+    def resume(self) -> int:
+        """Load the newest checkpoint (if any) and settle every open intent."""
+        checkpoint = self.store.latest()
+        if checkpoint is not None:
+            self.book = decode_book(checkpoint.model, checkpoint.book)
+            self.seq, self.last_bar_time = checkpoint.seq, checkpoint.bar_time
+            self.cursor.value = checkpoint.bar_time
+        self.book.ensure(self.symbols)
+        self.resolve_open_intents()
+        return self.seq
+
+    def resolve_open_intents(self) -> None:
+        """Ask the broker about every intent not known to be final; send the ones it has
+        never seen (same client_order_id, so a resend can never duplicate)."""
+        for record in self.store.open_intents():
+            outcome = self.broker.lookup(record.intent.client_order_id)
+            if outcome is None and record.status.needs_resolution:
+                outcome = self._send(record.intent)
+            elif outcome is not None and outcome.status != record.status:
+                self._record(record.intent, outcome)
+
+    # -- one update --------------------------------------------------------------------
+
+    def update(self, bar_time: datetime) -> UpdateReport:
+        timer, seq = StageTimer(), self.seq + 1
+        self.cursor.value = bar_time
+        with timer.stage("reconcile"):
+            self.resolve_open_intents()
+        batch, cursor = next_batch(
+            self.symbols, self.book.cursor, self.config.settings.rotation.batch_size
+        )
+        with timer.stage("fetch"):
+            fresh = self._fetch(batch, bar_time)
+        ready = [s for s in batch if self.book.instruments[s].returns.size >= self.spec.window]
+        with timer.stage("model"):
+            estimate, info = self._refresh(ready, seq)
+        with timer.stage("strategy"):
+            snapshot = self.broker.snapshot()
+            rows, intents = self._decide(ready, estimate, snapshot, seq)
+        self.book.cursor = cursor
+        with timer.stage("checkpoint"):
+            self._checkpoint(seq, bar_time, snapshot, rows, intents)
+        with timer.stage("orders"):
+            for intent in intents:
+                self._send(intent)
+        self.seq, self.last_bar_time = seq, bar_time
+        self._log_update(seq, bar_time, batch, ready, fresh, estimate, info, intents, timer)
+        return UpdateReport(seq, bar_time, len(intents))
+
+    def _fetch(self, batch: tuple[Symbol, ...], bar_time: datetime) -> int:
+        """New bars for the batch: everything since each symbol's last bar, or a full
+        window of history for a symbol seen for the first time."""
+        window = self.spec.window
+        cold = [s for s in batch if self.book.instruments[s].last_bar_time is None]
+        warm = {s: self.book.instruments[s].last_bar_time for s in batch if s not in cold}
+        bars = self.market.history(cold, bar_time, window + 1) if cold else {}
+        if warm:
+            bars.update(self.market.bars_after({s: t for s, t in warm.items() if t}, bar_time))
+        return sum(self.book.instruments[s].append(bars.get(s, []), window) for s in batch)
+
+    def _refresh(
+        self, ready: list[Symbol], seq: int
+    ) -> tuple[RegimeEstimate | None, dict[str, float]]:
+        if not ready:
+            return None, {}
+        states = [self.book.instruments[s] for s in ready]
+        estimate, carries, info = refresh(
+            returns=np.stack([s.returns for s in states]),
+            carries=[s.carry for s in states],
+            instrument_keys=np.array([instrument_key(s.symbol) for s in states], dtype=np.uint32),
+            seq=seq,
+            seed=self.config.settings.model.seed,
+            spec=self.spec,
+            backend=self.backend,
+        )
+        for state, carry in zip(states, carries, strict=True):
+            state.carry = carry
+        return estimate, {"gradient_evals": float(info.gradient_evals), **info.timings_ms}
+
+    def _decide(
+        self,
+        ready: list[Symbol],
+        estimate: RegimeEstimate | None,
+        snapshot: BrokerSnapshot,
+        seq: int,
+    ) -> tuple[list[DecisionRow], list[OrderIntent]]:
+        if estimate is None:
+            return [], []
+        budget = snapshot.equity / len(self.symbols)
+        strategy = self.config.settings.strategy
+        decisions, rows = [], []
+        for i, symbol in enumerate(ready):
+            state = self.book.instruments[symbol]
+            signal = _signal(symbol, estimate, i, state)
+            decision = decide(signal, state.decision, budget, strategy)
+            self._note_regime(state, estimate, i)
+            state.decision = decision
+            decisions.append(decision)
+            rows.append(_decision_row(signal, decision, estimate, i))
+        prices = {s: float(self.book.instruments[s].last_close or 0.0) for s in ready}
+        intents = order_intents(decisions, snapshot, prices, budget, self.account, seq, strategy)
+        return rows, intents
+
+    def _note_regime(self, state: InstrumentState, estimate: RegimeEstimate, i: int) -> None:
+        regime = int(np.argmax(estimate.regime_probs[i]))
+        if state.regime is not None and regime != state.regime:
+            log.info(
+                "regime.changed",
+                symbol=state.symbol,
+                **{"from": state.regime},
+                to=regime,
+                probability=round(float(estimate.regime_probs[i, regime]), 4),
+            )
+        state.regime = regime
+
+    def _checkpoint(
+        self,
+        seq: int,
+        bar_time: datetime,
+        snapshot: BrokerSnapshot,
+        rows: list[DecisionRow],
+        intents: list[OrderIntent],
+    ) -> None:
+        model, book = encode_book(self.book)
+        checkpoint = Checkpoint(
+            seq=seq,
+            bar_time=bar_time,
+            config_hash=self.config.config_hash,
+            backend=self.backend.name,
+            adapter=self.backend.adapter,
+            numerics=self.backend.numerics,
+            cash=snapshot.cash,
+            equity=snapshot.equity,
+            model=model,
+            book=book,
+        )
+        self.store.commit_update(checkpoint, rows, intents)
+
+    def _send(self, intent: OrderIntent) -> OrderOutcome:
+        log.info(
+            "order.submitted",
+            symbol=intent.symbol,
+            client_order_id=intent.client_order_id,
+            side=intent.side.value,
+            qty=intent.qty,
+            status="pending",
+        )
+        outcome = self.broker.submit(intent)
+        self._record(intent, outcome)
+        return outcome
+
+    def _record(self, intent: OrderIntent, outcome: OrderOutcome) -> None:
+        self.store.record_outcome(outcome)
+        log.info(
+            "order.resolved",
+            symbol=intent.symbol,
+            client_order_id=intent.client_order_id,
+            side=intent.side.value,
+            qty=intent.qty,
+            status=outcome.status.value,
+            filled_qty=outcome.filled_qty,
+            reason=outcome.reason,
+        )
+
+    def _log_update(
+        self,
+        seq: int,
+        bar_time: datetime,
+        batch: tuple[Symbol, ...],
+        ready: list[Symbol],
+        fresh: int,
+        estimate: RegimeEstimate | None,
+        info: dict[str, float],
+        intents: list[OrderIntent],
+        timer: StageTimer,
+    ) -> None:
+        interval = self.market.bar_interval
+        behind = _bars_between(bar_time, self.latest_bar(), interval)
+        unconverged = [
+            s for i, s in enumerate(ready) if estimate is not None and not estimate.converged[i]
+        ]
+        log.info(
+            "update.completed",
+            seq=seq,
+            bar_time=bar_time.isoformat(),
+            instruments=len(batch),
+            modelled=len(ready),
+            new_bars=fresh,
+            backend=self.backend.name,
+            adapter=self.backend.adapter,
+            numerics=self.backend.numerics,
+            duration_ms=round(sum(timer.ms.values()), 3),
+            timings_ms=timer.ms,
+            model=info,
+            orders=len(intents),
+            divergences=int(estimate.divergences.sum()) if estimate is not None else 0,
+            unconverged=unconverged,
+            behind_bars=behind,
+            config_hash=self.config.config_hash,
+        )
+
+
+def _signal(symbol: Symbol, estimate: RegimeEstimate, i: int, state: InstrumentState) -> Signal:
+    return Signal(
+        symbol=symbol,
+        p_turbulent=float(estimate.regime_probs[i, -1]),
+        pred_vol=float(estimate.pred_vol[i]),
+        price=float(state.last_close or 0.0),
+        converged=bool(estimate.converged[i]),
+    )
+
+
+def _decision_row(
+    signal: Signal, decision: Decision, estimate: RegimeEstimate, i: int
+) -> DecisionRow:
+    return DecisionRow(
+        symbol=signal.symbol,
+        regime=int(np.argmax(estimate.regime_probs[i])),
+        p_turbulent=signal.p_turbulent,
+        pred_mean=float(estimate.pred_mean[i]),
+        pred_vol=signal.pred_vol,
+        converged=signal.converged,
+        target_weight=decision.target_weight,
+        target_qty=decision.target_qty,
+    )
+
+
+def _bars_between(earlier: datetime, later: datetime, interval: timedelta) -> int:
+    return max(0, int((later - earlier) / interval))

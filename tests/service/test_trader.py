@@ -1,0 +1,144 @@
+"""One account's update cycle, in process: rotation, catching up, resuming, orders."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+import structlog
+from conftest import FAST_INSTRUMENTS, FAST_SETTINGS
+
+from gpu_backend import select_backend
+from service.broker.base import Broker
+from service.config_loader import LoadedConfig, load_config
+from service.state.store import StateStore
+from service.types import BrokerSnapshot, OrderIntent, OrderOutcome
+from service.worker import assembly
+from service.worker.trader import BarCursor, Trader
+
+
+def make_config(tmp_path: Path, extra: str = "") -> LoadedConfig:
+    (tmp_path / "instruments.toml").write_text(FAST_INSTRUMENTS)
+    (tmp_path / "service.toml").write_text(FAST_SETTINGS + extra)
+    return load_config(tmp_path / "service.toml")
+
+
+class Rig:
+    """A trader on the synthetic market and the simulated broker, driven bar by bar."""
+
+    def __init__(self, config: LoadedConfig, state: Path) -> None:
+        self.market = assembly.build_market(config)
+        self.first = assembly.first_trading_bar(config, self.market, ("SPY",))
+        self.cursor = BarCursor(self.first - self.market.bar_interval)
+        self.store = StateStore(assembly.state_path(state, "alpha"))
+        self.broker = assembly.build_broker(config, "alpha", state, self.market, self.cursor)
+        self.trader = Trader("alpha", config, self.market, self.broker, self.store,
+                             select_backend("numpy"), self.cursor, self.cursor)
+
+    def bar(self, n: int) -> datetime:
+        return self.first + n * self.market.bar_interval
+
+    def update(self, n: int) -> None:
+        self.trader.update(self.bar(n))
+
+    def close(self) -> None:
+        self.broker.close()
+        self.store.close()
+
+
+def test_a_late_update_takes_every_bar_that_arrived_meanwhile(tmp_path: Path) -> None:
+    rig = Rig(make_config(tmp_path), tmp_path / "state")
+    rig.trader.resume()
+    rig.update(0)
+    with structlog.testing.capture_logs() as logs:
+        rig.update(5)  # bars 1-5 arrived while we were busy
+    [done] = [e for e in logs if e["event"] == "update.completed"]
+    assert done["new_bars"] == 5 * 3  # five bars for each of three symbols
+    state = rig.trader.book.instruments["SPY"]
+    assert state.last_bar_time == rig.bar(5) and state.returns.size == 128
+    rig.close()
+
+
+def test_rotation_slices_update_in_turn_and_none_is_starved(tmp_path: Path) -> None:
+    rig = Rig(make_config(tmp_path, "\n[rotation]\nbatch_size = 2\n"), tmp_path / "state")
+    rig.trader.resume()
+    with structlog.testing.capture_logs() as logs:
+        for n in range(3):
+            rig.update(n)
+    assert [e["instruments"] for e in logs if e["event"] == "update.completed"] == [2, 2, 2]
+    last_bars = {s: st.last_bar_time for s, st in rig.trader.book.instruments.items()}
+    # SPY, QQQ at bar 0; IWM, SPY at bar 1; QQQ, IWM at bar 2: each came round twice
+    assert last_bars == {"SPY": rig.bar(1), "QQQ": rig.bar(2), "IWM": rig.bar(2)}
+    rig.close()
+
+
+def test_a_resumed_trader_continues_from_its_checkpoint(tmp_path: Path) -> None:
+    config, state = make_config(tmp_path), tmp_path / "state"
+    rig = Rig(config, state)
+    rig.trader.resume()
+    for n in range(3):
+        rig.update(n)
+    before = {s: st.returns.copy() for s, st in rig.trader.book.instruments.items()}
+    rig.close()
+
+    again = Rig(config, state)
+    assert again.trader.resume() == 3
+    assert again.trader.last_bar_time == again.bar(2)
+    for symbol, returns in before.items():
+        assert (again.trader.book.instruments[symbol].returns == returns).all()
+    again.update(3)
+    assert again.store.checkpoint_seqs() == [1, 2, 3, 4]
+    again.close()
+
+
+class Crash(BaseException):
+    """Stands for the process dying at that point (nothing after it runs)."""
+
+
+class CrashingBroker:
+    """The real simulated broker, with the process 'dying' just before or just after the
+    first order reaches it."""
+
+    def __init__(self, inner: Broker, after_post: bool) -> None:
+        self.inner, self.after_post = inner, after_post
+
+    def snapshot(self) -> BrokerSnapshot:
+        return self.inner.snapshot()
+
+    def lookup(self, client_order_id: str) -> OrderOutcome | None:
+        return self.inner.lookup(client_order_id)
+
+    def submit(self, intent: OrderIntent) -> OrderOutcome:
+        if self.after_post:
+            self.inner.submit(intent)
+        raise Crash
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize("after_post", [False, True], ids=["before-post", "after-post"])
+def test_an_order_interrupted_by_a_crash_reaches_the_broker_exactly_once(
+    tmp_path: Path, after_post: bool
+) -> None:
+    config, state = make_config(tmp_path), tmp_path / "state"
+    rig = Rig(config, state)
+    rig.trader.broker = CrashingBroker(rig.broker, after_post)
+    rig.trader.resume()
+    with pytest.raises(Crash):  # the first update that trades dies at its first order
+        for n in range(20):
+            rig.update(n)
+    crashed_seq = rig.trader.seq + 1
+    [pending] = [i for i in rig.store.intents() if i[4] == "pending"][:1]
+    rig.close()
+
+    again = Rig(config, state)
+    assert again.trader.resume() == crashed_seq  # the checkpoint was durable before the POST
+    outcome = again.broker.lookup(pending[0])
+    assert outcome is not None and outcome.status.value in ("accepted", "filled")
+    intents = again.store.intents()
+    assert all(status != "pending" for *_, status in intents)
+    orders = again.broker.snapshot().open_orders
+    assert len(orders) == len(intents)  # one order per intent, none twice
+    again.close()
