@@ -11,7 +11,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 ACCOUNT_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,15}$")
 _INTERVAL_RE = re.compile(r"^(\d+)\s*(s|m|h|d)$")
@@ -56,9 +64,14 @@ class SyntheticMarketSettings(Frozen):
 
 
 class CsvMarketSettings(Frozen):
-    directory: Path
+    directory: Path  # one SYMBOL.csv per symbol; relative to service.toml
     time_column: str = "time"
+    open_column: str = "open"
+    high_column: str = "high"
+    low_column: str = "low"
     close_column: str = "close"
+    volume_column: str = "volume"
+    naive_is_utc: bool = False  # read date-times without an offset as UTC
 
 
 class MarketSettings(Frozen):
@@ -70,6 +83,12 @@ class MarketSettings(Frozen):
     @property
     def bar_interval(self) -> timedelta:
         return parse_interval(self.interval)
+
+    @model_validator(mode="after")
+    def _csv_needs_its_table(self) -> MarketSettings:
+        if self.kind == "csv" and self.csv is None:
+            raise ValueError("kind = 'csv' needs a [market.csv] table with `directory`")
+        return self
 
 
 class ClockSettings(Frozen):

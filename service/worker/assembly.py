@@ -10,7 +10,7 @@ from service.broker.base import Broker
 from service.broker.sim import SimBroker
 from service.clock import Clock, FastClock, PacedClock
 from service.config_loader import LoadedConfig, resolve_beside
-from service.market.base import MarketDataError, MarketFeed
+from service.market.base import MarketFeed
 from service.market.csv_replay import CsvMarket, CsvSettings
 from service.market.synthetic import SyntheticMarket, SyntheticSettings
 from service.state.store import StateStore
@@ -42,17 +42,19 @@ def build_market(config: LoadedConfig) -> MarketFeed:
                 start_price=s.start_price,
             )
         )
-    if market.csv is None:
-        raise MarketDataError(
-            f"{config.settings_path}: market.kind = 'csv' needs a [market.csv] table with "
-            "`directory`"
-        )
+    csv = market.csv
+    assert csv is not None  # the settings refuse kind = "csv" without [market.csv]
     return CsvMarket(
         CsvSettings(
-            directory=resolve_beside(config.settings_path, market.csv.directory),
+            directory=resolve_beside(config.settings_path, csv.directory),
             interval=market.bar_interval,
-            time_column=market.csv.time_column,
-            close_column=market.csv.close_column,
+            time_column=csv.time_column,
+            open_column=csv.open_column,
+            high_column=csv.high_column,
+            low_column=csv.low_column,
+            close_column=csv.close_column,
+            volume_column=csv.volume_column,
+            naive_is_utc=csv.naive_is_utc,
         )
     )
 

@@ -85,14 +85,16 @@ def _trade(
     stop_at_seq: int | None,
     conn: Connection | None,
 ) -> None:
+    reason = "stop-after reached"
     while not stop.is_set() and (stop_at_seq is None or trader.seq < stop_at_seq):
         bar_time = clock.wait_for_bar_after(cursor.value, stop)
         if bar_time is None:
+            reason = "stop requested" if stop.is_set() else "market data exhausted"
             break
-        trader.update(bar_time)
-        if conn is not None:
+        if trader.update(bar_time) is not None and conn is not None:
             conn.send(("updated", trader.seq))
-    reason = "stop requested" if stop.is_set() else "stop-after reached"
+    if stop.is_set():
+        reason = "stop requested"
     log.info("worker.stopping", seq=trader.seq, reason=reason)
 
 

@@ -122,7 +122,9 @@ class Trader:
 
     # -- one update --------------------------------------------------------------------
 
-    def update(self, bar_time: datetime) -> UpdateReport:
+    def update(self, bar_time: datetime) -> UpdateReport | None:
+        """One update at `bar_time`; None when the batch has no new bar (market closed,
+        a weekend in daily data): nothing to learn, so no checkpoint and no orders."""
         timer, seq = StageTimer(), self.seq + 1
         self.cursor.value = bar_time
         with timer.stage("reconcile"):
@@ -132,6 +134,10 @@ class Trader:
         )
         with timer.stage("fetch"):
             fresh = self._fetch(batch, bar_time)
+        if not fresh:
+            self.book.cursor = cursor  # move on, or a slice without data would stall the rotation
+            log.debug("update.skipped", bar_time=bar_time.isoformat(), reason="no new bars")
+            return None
         ready = [s for s in batch if self.book.instruments[s].returns.size >= self.spec.window]
         with timer.stage("model"):
             estimate, info = self._refresh(ready, seq)
