@@ -11,6 +11,7 @@ from pathlib import Path
 import structlog
 
 from service import __version__
+from service.commands import register_all
 from service.config_loader import ConfigError, LoadedConfig, load_config
 from service.exit_codes import EX_CONFIG, EX_TEMPFAIL
 from service.logs import configure_logging
@@ -53,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         help="call an account stale when its database was last written longer ago than this",
     )
     status.set_defaults(handler=cmd_status)
+    register_all(commands)
     return parser
 
 
