@@ -16,6 +16,7 @@ from service.config_loader import ConfigError, LoadedConfig, load_config
 from service.exit_codes import EX_CONFIG, EX_TEMPFAIL
 from service.logs import configure_logging
 from service.state.store import StateError
+from service.worker.fault_points import FaultSpecError, faults_from_env
 
 log = structlog.get_logger("service.cli")
 
@@ -50,7 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--state-dir", type=Path, help="where the per-account databases live")
     status.add_argument("--json", action="store_true", help="print one JSON object")
     status.add_argument(
-        "--stale-after", type=float, default=300.0, metavar="SECONDS",
+        "--stale-after",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
         help="call an account stale when its database was last written longer ago than this",
     )
     status.set_defaults(handler=cmd_status)
@@ -71,7 +75,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EX_CONFIG
     state_dir = resolve_state_dir(args.state_dir, config)
     try:
-        return Supervisor(config, state_dir, args.stop_after).run()
+        faults = faults_from_env(dict(os.environ))
+    except FaultSpecError as error:
+        log.error("config.rejected", errors=[str(error)])
+        return EX_CONFIG
+    try:
+        return Supervisor(config, state_dir, args.stop_after, faults).run()
     except StateError as error:
         log.error("service.stopped", reason=str(error))
         return EX_TEMPFAIL

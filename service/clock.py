@@ -11,6 +11,7 @@ newest closed bar and blocks, interruptibly, until a later one closes:
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -31,10 +32,17 @@ class Clock(Protocol):
         """The newest bar close time (market time, UTC) that has closed by now."""
         ...
 
-    def wait_for_bar_after(self, t: datetime, stop: threading.Event) -> datetime | None:
+    def wait_for_bar_after(
+        self, t: datetime, stop: threading.Event, timeout: float | None = None
+    ) -> datetime | None:
         """Block until a bar later than `t` has closed; return the newest closed bar time
-        (possibly several bars after `t`). None when `stop` is set first, or when the
-        clock has no bar after `t` (a bounded FastClock past its end)."""
+        (possibly several bars after `t`). None when `stop` is set first, when `timeout`
+        seconds pass first (so the caller can heartbeat), or when the clock has no bar
+        after `t` at all (see `is_exhausted_after`)."""
+        ...
+
+    def is_exhausted_after(self, t: datetime) -> bool:
+        """True when no bar after `t` will ever come (a bounded replay past its end)."""
         ...
 
 
@@ -69,14 +77,16 @@ class FastClock:
             )
         return self._latest
 
-    def wait_for_bar_after(self, t: datetime, stop: threading.Event) -> datetime | None:
-        if stop.is_set():
+    def wait_for_bar_after(
+        self, t: datetime, stop: threading.Event, timeout: float | None = None
+    ) -> datetime | None:
+        if stop.is_set() or self.is_exhausted_after(t):
             return None
-        nxt = utc(t) + self._interval
-        if self._end is not None and nxt > self._end:
-            return None
-        self._latest = nxt
-        return nxt
+        self._latest = utc(t) + self._interval
+        return self._latest
+
+    def is_exhausted_after(self, t: datetime) -> bool:
+        return self._end is not None and utc(t) + self._interval > self._end
 
 
 def _wall_now() -> datetime:
@@ -114,15 +124,26 @@ class PacedClock:
     def latest_bar(self) -> datetime:
         return self._bar_time(self._bars_closed(utc(self._now())))
 
-    def wait_for_bar_after(self, t: datetime, stop: threading.Event) -> datetime | None:
+    def wait_for_bar_after(
+        self, t: datetime, stop: threading.Event, timeout: float | None = None
+    ) -> datetime | None:
         target = self._first_bar_after(utc(t))
+        give_up = None if timeout is None else time.monotonic() + timeout
         while not stop.is_set():
             now = utc(self._now())
             n = self._bars_closed(now)
             if n >= target:
                 return self._bar_time(n)
-            stop.wait(max(self._seconds_until(target, now), _MIN_WAIT_S))
+            wait = max(self._seconds_until(target, now), _MIN_WAIT_S)
+            if give_up is not None:
+                if time.monotonic() >= give_up:
+                    return None
+                wait = min(wait, max(give_up - time.monotonic(), _MIN_WAIT_S))
+            stop.wait(wait)
         return None
+
+    def is_exhausted_after(self, t: datetime) -> bool:
+        return False
 
     def _bars_closed(self, wall: datetime) -> int:
         """Index n of the newest bar closed at `wall` (negative before the anchor)."""

@@ -144,8 +144,26 @@ class LoggingSettings(Frozen):
 
 
 class SupervisionSettings(Frozen):
+    """OTP-style supervision of the worker processes (one_for_one over accounts)."""
+
     shutdown_budget_s: float = Field(default=20.0, gt=0.0)
-    restart_backoff_s: float = Field(default=0.5, ge=0.0)
+    # Liveness: the worker's main loop reports every heartbeat_s; after
+    # `missed_heartbeats` silent intervals past what it announced, it counts as hung.
+    heartbeat_s: float = Field(default=1.0, gt=0.0)
+    missed_heartbeats: int = Field(default=4, ge=2)
+    startup_budget_s: float = Field(default=300.0, gt=0.0)  # start-up and cold warm-up
+    update_budget_s: float = Field(default=120.0, gt=0.0)  # one warm update, at least
+    # Per account: more than `restart_intensity` restarts within `restart_period_s` parks
+    # the account for `park_cooldown_s`; each restart waits an exponential backoff.
+    restart_intensity: int = Field(default=5, ge=1)
+    restart_period_s: float = Field(default=60.0, gt=0.0)
+    backoff_initial_s: float = Field(default=0.5, ge=0.0)
+    backoff_max_s: float = Field(default=30.0, ge=0.0)
+    park_cooldown_s: float = Field(default=300.0, ge=0.0)
+    # All accounts together: past this the supervisor exits 70 and lets the init system
+    # restart the whole tree.
+    global_intensity: int = Field(default=20, ge=1)
+    global_period_s: float = Field(default=300.0, gt=0.0)
 
 
 class AccountSettings(Frozen):

@@ -38,7 +38,7 @@ backend = "numpy"
 format = "json"
 
 [supervision]
-restart_backoff_s = 0.05
+backoff_initial_s = 0.05
 """
 
 FAST_INSTRUMENTS = """

@@ -1,23 +1,22 @@
-"""The supervisor: the main process, one worker process per account.
+"""The supervisor: the main process, one worker process per account (one_for_one).
 
-Signal handlers only record the signal (on a queue, with a wake-up byte); the loop
-dispatches to `handle_term`. A worker that exits abnormally is started again after a short
-backoff; a worker that exits 0 (stop-after reached) is done. On SIGTERM/SIGINT every
-worker is asked to finish its update and checkpoint; a second signal, or the shutdown
-budget running out, kills what is left.
+Signal handlers only record the signal (a queue and a wake-up byte); the loop dispatches
+to `handle_term` and `handle_hup`. A worker that exits abnormally or hangs is replaced
+after an exponential backoff; past its restart budget the account is parked for a
+cool-down while the others trade on; past the global budget the supervisor exits 70 so
+systemd or daemon(8) restarts the whole tree. SIGTERM/SIGINT let every worker finish its
+update and checkpoint; a second one, or the shutdown budget running out, kills them.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import queue
 import signal
 import socket
+import sys
 import time
-from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
-from multiprocessing.process import BaseProcess
+from multiprocessing.connection import wait
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -26,90 +25,92 @@ import structlog
 
 from service import __version__
 from service.config_loader import LoadedConfig
-from service.exit_codes import EX_OK
+from service.exit_codes import EX_OK, EX_SOFTWARE
+from service.logs import choose_format
 from service.state.reader import last_seq
+from service.supervisor.budget import RestartBudget, backoff_s
 from service.supervisor.sd_notify import Notifier, forget_notify_env, watchdog_interval_s
+from service.supervisor.worker_handle import WorkerHandle
 from service.worker.assembly import state_path
-from service.worker.process import WorkerSpec, worker_main
+from service.worker.process import WorkerSpec
 
 log = structlog.get_logger("service.supervisor")
-SPAWN = multiprocessing.get_context("spawn")
-
-
-@dataclass
-class WorkerSlot:
-    account: str
-    stop_at_seq: int | None
-    process: BaseProcess | None = None
-    conn: Connection | None = None
-    restarts: int = 0
-    restart_at: float | None = None
-    done: bool = False
-    started: bool = False
-    last_seq: int = 0
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+EXTEND_START_USEC = 60_000_000  # asked of systemd while workers are still starting
 
 
 class Supervisor:
-    def __init__(self, config: LoadedConfig, state_dir: Path, stop_after: int | None) -> None:
+    def __init__(
+        self,
+        config: LoadedConfig,
+        state_dir: Path,
+        stop_after: int | None,
+        faults: tuple[str, ...] = (),
+    ) -> None:
         self.config = config
+        self.settings = config.settings.supervision
         self.state_dir = state_dir
-        self.signals: queue.SimpleQueue[int] = queue.SimpleQueue()
-        self.stopping = False
-        self._deadline = 0.0
-        self.slots = {
-            name: WorkerSlot(name, _stop_at(state_dir, name, stop_after))
-            for name in config.settings.account_names
+        self.faults = faults
+        self.log_format = choose_format(config.settings.logging.format, sys.stdout)
+        self.stop_at = {
+            a: _stop_at(state_dir, a, stop_after) for a in config.settings.account_names
         }
+        self.workers = {
+            a: WorkerHandle(a, self.settings, self._account_budget())
+            for a in config.settings.account_names
+        }
+        self.global_budget = RestartBudget(
+            self.settings.global_intensity, self.settings.global_period_s
+        )
+        self.signals: queue.SimpleQueue[int] = queue.SimpleQueue()
         self._wake_r, self._wake_w = socket.socketpair()
         self.notifier = Notifier.from_env(os.environ)
         self._watchdog_s = watchdog_interval_s(os.environ)
-        self._watchdog_due = 0.0
+        self._next_watchdog = 0.0
         self._ready_sent = False
+        self.stopping = False
+        self.exit_code = EX_OK
+        self._stop_deadline = float("inf")
+
+    def _account_budget(self) -> RestartBudget:
+        return RestartBudget(self.settings.restart_intensity, self.settings.restart_period_s)
 
     # -- the loop ----------------------------------------------------------------------
 
     def run(self) -> int:
         self._install_handlers()
-        for slot in self.slots.values():
-            self._spawn(slot)
+        for worker in self.workers.values():
+            self._spawn(worker)
         log.info(
             "service.started",
-            accounts=list(self.slots),
+            accounts=list(self.workers),
             config_hash=self.config.config_hash,
             version=__version__,
             state_dir=str(self.state_dir),
         )
-        while not self._all_done():
-            self._step(timeout=self._next_timeout())
-        log.info("service.stopped", reason="signal" if self.stopping else "all workers finished")
-        return EX_OK
+        while not self._finished():
+            self._step(self._timeout())
+        log.info("service.stopped", reason=self._stop_reason(), exit_code=self.exit_code)
+        return self.exit_code
 
     def _step(self, timeout: float) -> None:
-        waitables: list[Any] = [self._wake_r]
-        for slot in self._live():
-            waitables += [slot.process.sentinel, slot.conn]  # type: ignore[union-attr]
-        wait(waitables, timeout)
+        wait([self._wake_r, *(w for h in self.workers.values() for w in h.waitables())], timeout)
         self._drain_wakeups()
         self._dispatch_signals()
-        for slot in self._live():
-            self._read_messages(slot)
-            self._reap_if_dead(slot)
-        self._respawn_due()
-        self._notify_systemd()
-
-    def _notify_systemd(self) -> None:
-        """READY once every worker has started; WATCHDOG only from this loop, so a hung
-        supervisor stops pinging; STATUS says how the accounts stand."""
-        if not self._ready_sent and all(s.started or s.done for s in self.slots.values()):
-            self._ready_sent = True
-            self.notifier.ready()
         now = time.monotonic()
-        if self._watchdog_s is not None and now >= self._watchdog_due:
-            self._watchdog_due = now + self._watchdog_s
-            self.notifier.watchdog()
-            up = sum(1 for s in self.slots.values() if s.process is not None)
-            seqs = ", ".join(f"{s.account}@{s.last_seq}" for s in self.slots.values())
-            self.notifier.status(f"{up}/{len(self.slots)} workers up; last updates {seqs}")
+        for worker in self.workers.values():
+            worker.pump()
+            worker.check_hung(now)
+            worker.escalate(now)
+            self._reap(worker, now)
+        self._restart_due(now)
+        self._force_if_overdue(now)
+        self._notify_systemd(now)
+
+    def _finished(self) -> bool:
+        if self.stopping:
+            return all(not w.alive for w in self.workers.values())
+        return all(w.done for w in self.workers.values())
 
     # -- signals -----------------------------------------------------------------------
 
@@ -118,141 +119,184 @@ class Supervisor:
             self.signals.put(signum)  # only record; the loop acts
             self._wake_w.send(b"\0")
 
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for signum in HANDLED_SIGNALS:
             signal.signal(signum, record)
 
     def _dispatch_signals(self) -> None:
         while not self.signals.empty():
-            signum = self.signals.get()
-            if signum in (signal.SIGTERM, signal.SIGINT):
-                self.handle_term(signum)
-            elif signum == signal.SIGHUP:
+            signum = signal.Signals(self.signals.get())
+            if signum == signal.SIGHUP:
                 self.handle_hup()
+            else:
+                self.handle_term(signum)
 
-    def handle_term(self, signum: int) -> None:
+    def handle_term(self, signum: signal.Signals, reason: str = "graceful") -> None:
         if self.stopping:
             log.warning(
-                "service.stopping",
-                signal=signal.Signals(signum).name,
-                reason="second signal: forcing workers down",
+                "service.stopping", signal=signum.name, reason="second signal: killing workers"
             )
-            self._kill_all()
+            self._signal_all(signal.SIGKILL)
             return
         self.stopping = True
         self.notifier.stopping()
-        log.info(
-            "service.stopping",
-            signal=signal.Signals(signum).name,
-            reason="graceful: workers finish the update in hand",
-        )
-        for slot in self.slots.values():
-            slot.restart_at = None
-            if slot.process is not None and slot.process.is_alive():
-                os.kill(slot.process.pid, signal.SIGTERM)  # type: ignore[arg-type]
-        self._deadline = time.monotonic() + self.config.settings.supervision.shutdown_budget_s
+        log.info("service.stopping", signal=signum.name, reason=reason)
+        self._stop_deadline = time.monotonic() + self.settings.shutdown_budget_s
+        self._signal_all(signal.SIGTERM)
 
     def handle_hup(self) -> None:
         # Live reload of the instruments file is its own piece of work; until it lands,
         # SIGHUP must not kill the daemon (its default action), and says what to do.
-        log.warning("config.reload_unavailable",
-                    reason="live reload is not implemented yet; restart the service to apply")
+        log.warning(
+            "config.reload_unavailable",
+            reason="live reload is not implemented yet; restart the service to apply",
+        )
 
     # -- workers -----------------------------------------------------------------------
 
-    def _spawn(self, slot: WorkerSlot) -> None:
-        parent, child = SPAWN.Pipe(duplex=True)
-        spec = WorkerSpec(slot.account, self.config, self.state_dir, slot.stop_at_seq)
-        process = SPAWN.Process(
-            target=worker_main,
-            args=(spec, child),
-            name=f"regime-trader:{slot.account}",
-            daemon=False,
+    def _spawn(self, worker: WorkerHandle) -> None:
+        spec = WorkerSpec(
+            account=worker.account,
+            config=self.config,
+            state_dir=self.state_dir,
+            stop_at_seq=self.stop_at[worker.account],
+            log_format=self.log_format,
+            faults=self.faults,
         )
-        with _without_notify_socket():
-            process.start()
-        child.close()
-        slot.process, slot.conn, slot.restart_at = process, parent, None
-
-    def _read_messages(self, slot: WorkerSlot) -> None:
-        assert slot.conn is not None
+        saved = dict(os.environ)
+        forget_notify_env(os.environ)  # only the main process talks to systemd
         try:
-            while slot.conn.poll():
-                kind, value = slot.conn.recv()
-                if kind in ("started", "updated"):
-                    slot.started, slot.last_seq = True, int(value)
-        except (EOFError, OSError):
-            pass  # the worker is gone; its sentinel tells us how it ended
+            worker.spawn(spec)
+        finally:
+            os.environ.update(saved)
 
-    def _reap_if_dead(self, slot: WorkerSlot) -> None:
-        process = slot.process
-        assert process is not None
-        if process.is_alive():
+    def _reap(self, worker: WorkerHandle, now: float) -> None:
+        code = worker.reap()
+        if code is None:
             return
-        process.join()
-        code = process.exitcode
-        assert slot.conn is not None
-        slot.conn.close()
-        slot.process, slot.conn = None, None
+        fields: dict[str, Any] = (
+            {"signal": signal.Signals(-code).name} if code < 0 else {"exit_code": code}
+        )
         if code == 0 or self.stopping:
-            slot.done = True
-            log.info("worker.exited", account=slot.account, exit_code=code, restarts=slot.restarts)
+            worker.done = True
+            log.info("worker.exited", account=worker.account, restarts=worker.restarts, **fields)
             return
-        self._schedule_restart(slot, code)
+        self._schedule_restart(worker, now, fields)
 
-    def _schedule_restart(self, slot: WorkerSlot, code: int | None) -> None:
-        backoff = self.config.settings.supervision.restart_backoff_s
-        fields = (
-            {"signal": signal.Signals(-code).name}
-            if code is not None and code < 0
-            else {"exit_code": code}
+    def _schedule_restart(self, worker: WorkerHandle, now: float, fields: dict[str, Any]) -> None:
+        if self.global_budget.record(now):
+            log.error("worker.exited", account=worker.account, restarts=worker.restarts, **fields)
+            self._give_up(worker)
+            return
+        if worker.budget.record(now):
+            self._park(worker, now, fields)
+            return
+        delay = backoff_s(
+            worker.budget.recent, self.settings.backoff_initial_s, self.settings.backoff_max_s
         )
         log.warning(
             "worker.exited",
-            account=slot.account,
-            restarts=slot.restarts,
-            backoff_s=backoff,
+            account=worker.account,
+            restarts=worker.restarts,
+            backoff_s=delay,
             **fields,
         )
-        slot.restart_at = time.monotonic() + backoff
+        worker.restart_at = now + delay
 
-    def _respawn_due(self) -> None:
-        now = time.monotonic()
-        for slot in self.slots.values():
-            if slot.restart_at is not None and slot.restart_at <= now and not self.stopping:
-                slot.restarts += 1
-                self._spawn(slot)
-                log.info(
-                    "worker.restarted",
-                    account=slot.account,
-                    restarts=slot.restarts,
-                    pid_worker=slot.process.pid if slot.process else None,
-                )
+    def _park(self, worker: WorkerHandle, now: float, fields: dict[str, Any]) -> None:
+        cooldown = self.settings.park_cooldown_s
+        log.error(
+            "account.parked",
+            account=worker.account,
+            restarts=worker.restarts,
+            backoff_s=cooldown,
+            reason="restart budget exhausted",
+            **fields,
+        )
+        worker.parked, worker.restart_at = True, now + cooldown
+        worker.budget.reset()
 
-    def _kill_all(self) -> None:
-        for slot in self._live():
-            slot.process.kill()  # type: ignore[union-attr]
+    def _give_up(self, worker: WorkerHandle) -> None:
+        log.error(
+            "service.stopping",
+            reason="global restart budget exhausted",
+            account=worker.account,
+            exit_code=EX_SOFTWARE,
+        )
+        self.exit_code = EX_SOFTWARE
+        self.handle_term(signal.SIGTERM, reason="global restart budget exhausted")
+
+    def _restart_due(self, now: float) -> None:
+        for worker in self.workers.values():
+            if self.stopping or worker.restart_at is None or worker.restart_at > now:
+                continue
+            worker.restarts += 1
+            worker.parked = False
+            self._spawn(worker)
+            log.info(
+                "worker.restarted",
+                account=worker.account,
+                restarts=worker.restarts,
+                worker_pid=worker.pid,
+            )
+
+    def _signal_all(self, signum: signal.Signals) -> None:
+        for worker in self.workers.values():
+            worker.restart_at = None
+            worker.signal(signum)
+
+    def _force_if_overdue(self, now: float) -> None:
+        if self.stopping and now >= self._stop_deadline:
+            log.warning("service.stopping", reason="shutdown budget spent: killing workers")
+            self._signal_all(signal.SIGKILL)
+            self._stop_deadline = float("inf")
+
+    # -- systemd -----------------------------------------------------------------------
+
+    def _notify_systemd(self, now: float) -> None:
+        """READY once every worker has started (until then, more start-up time);
+        WATCHDOG only from this loop, so a hung supervisor stops pinging; STATUS."""
+        if not self._ready_sent:
+            if all(w.started or w.done or w.parked for w in self.workers.values()):
+                self._ready_sent = True
+                self.notifier.ready()
+            elif now >= self._next_watchdog:
+                self.notifier.extend_timeout(EXTEND_START_USEC)
+        if now >= self._next_watchdog:
+            self._next_watchdog = now + (self._watchdog_s or 10.0)
+            if self._watchdog_s:
+                self.notifier.watchdog()
+            self.notifier.status(self._status_line())
+
+    def _status_line(self) -> str:
+        up = sum(1 for w in self.workers.values() if w.alive)
+        parked = [w.account for w in self.workers.values() if w.parked]
+        seqs = ", ".join(f"{w.account}@{w.last_seq}" for w in self.workers.values())
+        tail = f"; parked: {', '.join(parked)}" if parked else ""
+        return f"{up}/{len(self.workers)} workers up; last updates {seqs}{tail}"
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _live(self) -> list[WorkerSlot]:
-        return [s for s in self.slots.values() if s.process is not None]
-
-    def _all_done(self) -> bool:
-        return all(s.done or (self.stopping and s.process is None) for s in self.slots.values())
-
-    def _next_timeout(self) -> float:
-        if self.stopping:
-            remaining = self._deadline - time.monotonic()
-            if remaining <= 0:
-                log.warning("service.stopping", reason="shutdown budget spent: killing workers")
-                self._kill_all()
-                return 1.0
-            return remaining
+    def _timeout(self) -> float:
         now = time.monotonic()
-        due = [s.restart_at - now for s in self.slots.values() if s.restart_at]
-        if self._watchdog_s is not None:
-            due.append(self._watchdog_due - now)
-        return max(0.0, min(due, default=1.0))
+        due = [self._next_watchdog - now, 1.0]
+        for worker in self.workers.values():
+            due += [
+                t - now
+                for t in (
+                    worker.restart_at,
+                    worker.escalation.next_at(),
+                    worker.deadline if worker.alive else None,
+                )
+                if t is not None
+            ]
+        if self.stopping:
+            due.append(self._stop_deadline - now)
+        return max(0.0, min(due))
+
+    def _stop_reason(self) -> str:
+        if self.exit_code == EX_SOFTWARE:
+            return "global restart budget exhausted"
+        return "signal" if self.stopping else "all workers finished"
 
     def _drain_wakeups(self) -> None:
         self._wake_r.setblocking(False)
@@ -268,14 +312,3 @@ def _stop_at(state_dir: Path, account: str, stop_after: int | None) -> int | Non
     if stop_after is None:
         return None
     return last_seq(state_path(state_dir, account)) + stop_after
-
-
-class _without_notify_socket:  # noqa: N801 - used as a context manager, named like one
-    """Workers must not talk to systemd: only the main process may (NotifyAccess=main)."""
-
-    def __enter__(self) -> None:
-        self._saved = dict(os.environ)
-        forget_notify_env(os.environ)
-
-    def __exit__(self, *exc: object) -> None:
-        os.environ.update(self._saved)

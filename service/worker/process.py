@@ -8,8 +8,12 @@ supervisor (it died) means the same.
 
 from __future__ import annotations
 
+import faulthandler
+import os
 import signal
+import sys
 import threading
+import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -23,6 +27,7 @@ from service.config_loader import LoadedConfig
 from service.logs import configure_logging
 from service.state.store import StateStore
 from service.worker import assembly
+from service.worker.fault_points import FaultPoints
 from service.worker.trader import BarCursor, Trader
 
 log = structlog.get_logger("service.worker")
@@ -34,12 +39,29 @@ class WorkerSpec:
     config: LoadedConfig
     state_dir: Path
     stop_at_seq: int | None  # stop cleanly once this checkpoint exists (--stop-after)
+    log_format: str = "json"  # decided once by the supervisor, which owns the terminal
+    faults: tuple[str, ...] = ()  # test-only fault injection (see fault_points)
 
 
-def worker_main(spec: WorkerSpec, conn: Connection) -> None:
-    """Entry point in the child process."""
+class Heartbeat:
+    """Messages from the main loop to the supervisor: ("started" | "beat" | "updated",
+    seq, allowance_s), where allowance_s is how long until the next one may come."""
+
+    def __init__(self, conn: Connection | None) -> None:
+        self.conn = conn
+
+    def send(self, kind: str, seq: int, allowance_s: float) -> None:
+        if self.conn is not None:
+            self.conn.send((kind, seq, allowance_s))
+
+
+def worker_main(spec: WorkerSpec, conn: Connection, stdout: Connection, stderr: Connection) -> None:
+    """Entry point in the child process: its output goes into the supervisor's pipes."""
+    os.dup2(stdout.fileno(), 1)
+    os.dup2(stderr.fileno(), 2)
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     logging_settings = spec.config.settings.logging
-    configure_logging(logging_settings.level, logging_settings.format, account=spec.account)
+    configure_logging(logging_settings.level, spec.log_format, account=spec.account)
     stop = threading.Event()
     _install_stop_handlers(stop)
     threading.Thread(target=_watch_parent, args=(conn, stop), daemon=True).start()
@@ -58,7 +80,9 @@ def run_worker(spec: WorkerSpec, stop: threading.Event, conn: Connection | None 
     broker = assembly.build_broker(config, account, spec.state_dir, market, cursor)
     clock = assembly.build_clock(config, market, symbols, first_bar, store)
     trader = Trader(account, config, market, broker, store, backend, clock.latest_bar, cursor)
+    faults, beat = FaultPoints(spec.faults, account), Heartbeat(conn)
     try:
+        faults.hit("start")
         resumed = trader.resume()
         log.info(
             "worker.started",
@@ -68,9 +92,8 @@ def run_worker(spec: WorkerSpec, stop: threading.Event, conn: Connection | None 
             resumed_from_seq=resumed,
             instruments=len(symbols),
         )
-        if conn is not None:
-            conn.send(("started", resumed))
-        _trade(trader, clock, cursor, stop, spec.stop_at_seq, conn)
+        beat.send("started", resumed, spec.config.settings.supervision.startup_budget_s)
+        _trade(trader, clock, cursor, stop, spec, beat, faults)
     finally:
         broker.close()
         store.close()
@@ -82,17 +105,29 @@ def _trade(
     clock: Clock,
     cursor: BarCursor,
     stop: threading.Event,
-    stop_at_seq: int | None,
-    conn: Connection | None,
+    spec: WorkerSpec,
+    beat: Heartbeat,
+    faults: FaultPoints,
 ) -> None:
+    """Bar after bar. The heartbeat comes from this loop, never from a side thread, so a
+    blocked loop is a silent one."""
+    supervision = spec.config.settings.supervision
+    update_allowance = supervision.startup_budget_s  # the first update may be a cold one
     reason = "stop-after reached"
-    while not stop.is_set() and (stop_at_seq is None or trader.seq < stop_at_seq):
-        bar_time = clock.wait_for_bar_after(cursor.value, stop)
+    while not stop.is_set() and (spec.stop_at_seq is None or trader.seq < spec.stop_at_seq):
+        beat.send("beat", trader.seq, supervision.heartbeat_s)
+        bar_time = clock.wait_for_bar_after(cursor.value, stop, timeout=supervision.heartbeat_s)
         if bar_time is None:
-            reason = "stop requested" if stop.is_set() else "market data exhausted"
-            break
-        if trader.update(bar_time) is not None and conn is not None:
-            conn.send(("updated", trader.seq))
+            if stop.is_set() or clock.is_exhausted_after(cursor.value):
+                reason = "stop requested" if stop.is_set() else "market data exhausted"
+                break
+            continue
+        beat.send("beat", trader.seq, update_allowance)
+        faults.hit("update")
+        started = time.monotonic()
+        if trader.update(bar_time) is not None:
+            beat.send("updated", trader.seq, supervision.heartbeat_s)
+        update_allowance = max(supervision.update_budget_s, 10 * (time.monotonic() - started))
     if stop.is_set():
         reason = "stop requested"
     log.info("worker.stopping", seq=trader.seq, reason=reason)

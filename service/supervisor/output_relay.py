@@ -1,0 +1,67 @@
+"""Worker output reaches the log whole.
+
+Each worker writes its stdout and stderr into pipes of its own; the supervisor reads them
+and writes whole lines to its stdout, one write per line. A worker's log lines pass
+through as they are (they already carry `account` and `pid`); anything on its stderr (a
+Python traceback, a native abort, faulthandler's stack dump) becomes a `worker.stderr`
+event with the account, so nothing a worker says is lost or interleaved mid-line, even on
+FreeBSD where pipes are atomic only to 512 bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import BinaryIO
+
+MAX_LINE = 1 << 20  # a line longer than this is cut, so a runaway writer cannot eat memory
+
+
+class LineReader:
+    """Non-blocking reads from one pipe, handing out complete lines."""
+
+    def __init__(self, fd: int, on_line: Callable[[bytes], None]) -> None:
+        self.fd = fd
+        os.set_blocking(fd, False)
+        self._on_line = on_line
+        self._partial = b""
+        self.closed = False
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def pump(self) -> None:
+        """Read what is there; at end of file flush the last partial line and close."""
+        while not self.closed:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self.close()
+                return
+            self._split(chunk)
+
+    def _split(self, chunk: bytes) -> None:
+        *lines, self._partial = (self._partial + chunk).split(b"\n")
+        for line in lines:
+            self._on_line(line)
+        if len(self._partial) > MAX_LINE:
+            self._on_line(self._partial)
+            self._partial = b""
+
+    def close(self) -> None:
+        if self._partial:
+            self._on_line(self._partial)
+            self._partial = b""
+        if not self.closed:
+            self.closed = True
+            os.close(self.fd)
+
+
+def write_line(line: bytes, out: BinaryIO | None = None) -> None:
+    """One write per line, so lines from several workers never mix."""
+    stream = out or sys.stdout.buffer
+    stream.write(line + b"\n")
+    stream.flush()

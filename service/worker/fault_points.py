@@ -1,0 +1,90 @@
+"""Named fault-injection points, for the crash, hang and chaos tests.
+
+A fault is `ACTION@POINT[:N][#ACCOUNT]`: at the N-th time (counting from 1 in this
+process; every time without N) the worker of ACCOUNT (every worker without it) passes
+POINT, it does ACTION: `kill` (SIGKILL itself), `exit` (exit 99 at once) or `hang`
+(block the main loop for good). Points: `start`, `update`. They come from
+$REGIME_TRADER_FAULTS, which the command line accepts only together with
+REGIME_TRADER_TESTING=1: production never runs with faults.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections import Counter
+from dataclasses import dataclass
+
+FAULTS_ENV = "REGIME_TRADER_FAULTS"
+TESTING_ENV = "REGIME_TRADER_TESTING"
+ACTIONS = ("kill", "exit", "hang")
+EXIT_FAULT = 99
+
+
+class FaultSpecError(ValueError):
+    """A fault specification that cannot be parsed or is not allowed here."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    action: str
+    point: str
+    nth: int | None
+    account: str | None
+
+
+def parse_faults(text: str) -> tuple[Fault, ...]:
+    return tuple(_parse_one(part.strip()) for part in text.split(",") if part.strip())
+
+
+def _parse_one(text: str) -> Fault:
+    spec, _, account = text.partition("#")
+    action, _, where = spec.partition("@")
+    point, _, nth = where.partition(":")
+    if action not in ACTIONS or not point or (nth and not nth.isdigit()):
+        raise FaultSpecError(
+            f"fault {text!r} must look like ACTION@POINT[:N][#ACCOUNT] with ACTION in "
+            f"{', '.join(ACTIONS)}"
+        )
+    return Fault(action, point, int(nth) if nth else None, account or None)
+
+
+def faults_from_env(env: dict[str, str]) -> tuple[str, ...]:
+    """The fault specs to run with; refuses them outside a test run."""
+    text = env.get(FAULTS_ENV, "").strip()
+    if not text:
+        return ()
+    if env.get(TESTING_ENV) != "1":
+        raise FaultSpecError(
+            f"{FAULTS_ENV} is set but {TESTING_ENV}=1 is not: refusing to "
+            "inject faults outside a test run; unset it"
+        )
+    parse_faults(text)  # refuse a malformed one at start-up, not in a worker
+    return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+class FaultPoints:
+    """Counts passes through each named point and fires the configured faults."""
+
+    def __init__(self, specs: tuple[str, ...] = (), account: str | None = None) -> None:
+        faults = parse_faults(",".join(specs))
+        self.faults = tuple(f for f in faults if f.account in (None, account))
+        self._passes: Counter[str] = Counter()
+
+    def hit(self, point: str) -> None:
+        if not self.faults:
+            return
+        self._passes[point] += 1
+        for fault in self.faults:
+            if fault.point == point and fault.nth in (None, self._passes[point]):
+                _fire(fault.action)
+
+
+def _fire(action: str) -> None:
+    if action == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if action == "exit":
+        os._exit(EXIT_FAULT)
+    while True:  # hang: a blocked main loop that no signal handler can release
+        threading.Event().wait(3600)

@@ -1,0 +1,149 @@
+"""Supervision with real processes and real signals: restarts, hangs, crash loops,
+parking, the global budget, graceful stops, and no orphans."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from conftest import DaemonProcess, Event
+
+SUPERVISION = """
+[supervision]
+heartbeat_s = 0.2
+missed_heartbeats = 3
+update_budget_s = 2.0
+shutdown_budget_s = 1.0
+backoff_initial_s = 0.05
+restart_intensity = 3
+restart_period_s = 30.0
+park_cooldown_s = 0.3
+global_intensity = 5
+global_period_s = 60.0
+"""
+
+TESTING = {"REGIME_TRADER_TESTING": "1"}
+
+
+@pytest.fixture
+def config(fast_config: Path) -> Path:
+    fast_config.write_text(fast_config.read_text().split("[supervision]")[0] + SUPERVISION)
+    return fast_config
+
+
+def when(event: Event) -> datetime:
+    return datetime.fromisoformat(event["timestamp"])
+
+
+def is_(name: str, account: str | None = None, **fields: object) -> Callable[[Event], bool]:
+    def match(e: Event) -> bool:
+        return (e.get("event") == name and (account is None or e.get("account") == account)
+                and all(e.get(k) == v for k, v in fields.items()))
+    return match
+
+
+def wait_gone(pids: list[int], timeout: float) -> list[int]:
+    """Wait on each process's exit itself (pidfd); return those still running."""
+    alive = []
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            if not select.select([fd], [], [], timeout)[0]:
+                alive.append(pid)
+        finally:
+            os.close(fd)
+    return alive
+
+
+def test_a_killed_worker_is_back_within_2s_and_the_other_account_never_pauses(
+    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
+) -> None:
+    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"))
+    victim = daemon.wait_for(is_("update.completed", "alpha", seq=2))
+    os.kill(victim["pid"], signal.SIGKILL)
+    exited = daemon.wait_for(is_("worker.exited", "alpha"))
+    restarted = daemon.wait_for(is_("worker.restarted", "alpha"))
+    assert exited["signal"] == "SIGKILL" and restarted["restarts"] == 1
+    assert (when(restarted) - when(exited)).total_seconds() < 2.0
+    back = daemon.wait_for(lambda e: is_("update.completed", "alpha")(e) and e["pid"] != victim["pid"])
+    beta_meanwhile = [e for e in daemon.named("update.completed", account="beta")
+                      if when(exited) < when(e) < when(back)]
+    assert beta_meanwhile, "beta kept updating while alpha was being replaced"
+    daemon.signal(signal.SIGTERM)
+    assert daemon.wait_exit() == 0
+
+
+def test_a_hung_worker_has_its_stacks_logged_and_is_replaced(
+    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
+) -> None:
+    env = {**TESTING, "REGIME_TRADER_FAULTS": "hang@update:3#alpha"}
+    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"), env=env)
+    hung = daemon.wait_for(is_("worker.hung", "alpha"), timeout=60)
+    stack = daemon.wait_for(lambda e: is_("worker.stderr", "alpha")(e) and "fault_points.py" in e["line"])
+    assert stack["account"] == "alpha"
+    daemon.wait_for(is_("worker.restarted", "alpha"))
+    daemon.wait_for(lambda e: is_("worker.started", "alpha")(e) and e["pid"] != hung["pid"])
+    assert not daemon.named("worker.hung", account="beta")
+    daemon.signal(signal.SIGTERM)
+    assert daemon.wait_exit() == 0
+
+
+def test_a_crash_loop_backs_off_parks_the_account_and_past_the_global_budget_exits_70(
+    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "s"
+    state.mkdir()
+    (state / "beta.sqlite").write_bytes(b"not a database " * 512)  # beta dies at start
+    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(state))
+    assert daemon.wait_exit() == 70, daemon._report("expected the global budget to run out")
+    backoffs = [e["backoff_s"] for e in daemon.named("worker.exited", account="beta")
+                if "backoff_s" in e]
+    assert backoffs[:3] == [0.05, 0.1, 0.2]
+    [parked] = daemon.named("account.parked", account="beta")
+    alpha_after_park = [e for e in daemon.named("update.completed", account="alpha")
+                        if when(e) > when(parked)]
+    assert alpha_after_park, "alpha kept trading while beta was parked"
+    assert any("move it aside" in e["line"] for e in daemon.named("worker.stderr", account="beta"))
+    assert daemon.named("service.stopped", exit_code=70)
+
+
+def test_sigterm_mid_update_finishes_it_checkpoints_and_leaves_no_process(
+    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
+) -> None:
+    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"))
+    daemon.wait_for(is_("update.completed", "beta", seq=2))
+    workers = [e["pid"] for e in daemon.named("worker.started")]
+    daemon.signal(signal.SIGTERM)  # the fast clock starts the next update at once
+    assert daemon.wait_exit(timeout=30) == 0
+    stopping = daemon.named("worker.stopping")
+    assert {e["reason"] for e in stopping} == {"stop requested"}
+    assert wait_gone(workers, timeout=5.0) == []
+
+
+def test_workers_exit_when_the_supervisor_is_killed(
+    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
+) -> None:
+    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"))
+    daemon.wait_for(is_("update.completed", "alpha", seq=1))
+    daemon.wait_for(is_("update.completed", "beta", seq=1))
+    workers = [e["pid"] for e in daemon.named("worker.started")]
+    daemon.signal(signal.SIGKILL)
+    assert wait_gone(workers, timeout=30.0) == []
+
+
+def test_faults_are_refused_outside_a_test_run(
+    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
+) -> None:
+    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"),
+                        env={"REGIME_TRADER_FAULTS": "kill@update"})
+    assert daemon.wait_exit() == 78
+    [rejected] = daemon.named("config.rejected")
+    assert "REGIME_TRADER_TESTING" in rejected["errors"][0]
