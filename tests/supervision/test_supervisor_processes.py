@@ -42,8 +42,12 @@ def when(event: Event) -> datetime:
 
 def is_(name: str, account: str | None = None, **fields: object) -> Callable[[Event], bool]:
     def match(e: Event) -> bool:
-        return (e.get("event") == name and (account is None or e.get("account") == account)
-                and all(e.get(k) == v for k, v in fields.items()))
+        return (
+            e.get("event") == name
+            and (account is None or e.get("account") == account)
+            and all(e.get(k) == v for k, v in fields.items())
+        )
+
     return match
 
 
@@ -73,9 +77,14 @@ def test_a_killed_worker_is_back_within_2s_and_the_other_account_never_pauses(
     restarted = daemon.wait_for(is_("worker.restarted", "alpha"))
     assert exited["signal"] == "SIGKILL" and restarted["restarts"] == 1
     assert (when(restarted) - when(exited)).total_seconds() < 2.0
-    back = daemon.wait_for(lambda e: is_("update.completed", "alpha")(e) and e["pid"] != victim["pid"])
-    beta_meanwhile = [e for e in daemon.named("update.completed", account="beta")
-                      if when(exited) < when(e) < when(back)]
+    back = daemon.wait_for(
+        lambda e: is_("update.completed", "alpha")(e) and e["pid"] != victim["pid"]
+    )
+    beta_meanwhile = [
+        e
+        for e in daemon.named("update.completed", account="beta")
+        if when(exited) < when(e) < when(back)
+    ]
     assert beta_meanwhile, "beta kept updating while alpha was being replaced"
     daemon.signal(signal.SIGTERM)
     assert daemon.wait_exit() == 0
@@ -87,7 +96,9 @@ def test_a_hung_worker_has_its_stacks_logged_and_is_replaced(
     env = {**TESTING, "REGIME_TRADER_FAULTS": "hang@update:3#alpha"}
     daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"), env=env)
     hung = daemon.wait_for(is_("worker.hung", "alpha"), timeout=60)
-    stack = daemon.wait_for(lambda e: is_("worker.stderr", "alpha")(e) and "fault_points.py" in e["line"])
+    stack = daemon.wait_for(
+        lambda e: is_("worker.stderr", "alpha")(e) and "fault_points.py" in e["line"]
+    )
     assert stack["account"] == "alpha"
     daemon.wait_for(is_("worker.restarted", "alpha"))
     daemon.wait_for(lambda e: is_("worker.started", "alpha")(e) and e["pid"] != hung["pid"])
@@ -104,12 +115,14 @@ def test_a_crash_loop_backs_off_parks_the_account_and_past_the_global_budget_exi
     (state / "beta.sqlite").write_bytes(b"not a database " * 512)  # beta dies at start
     daemon = run_daemon("run", "--config", str(config), "--state-dir", str(state))
     assert daemon.wait_exit() == 70, daemon._report("expected the global budget to run out")
-    backoffs = [e["backoff_s"] for e in daemon.named("worker.exited", account="beta")
-                if "backoff_s" in e]
+    backoffs = [
+        e["backoff_s"] for e in daemon.named("worker.exited", account="beta") if "backoff_s" in e
+    ]
     assert backoffs[:3] == [0.05, 0.1, 0.2]
     [parked] = daemon.named("account.parked", account="beta")
-    alpha_after_park = [e for e in daemon.named("update.completed", account="alpha")
-                        if when(e) > when(parked)]
+    alpha_after_park = [
+        e for e in daemon.named("update.completed", account="alpha") if when(e) > when(parked)
+    ]
     assert alpha_after_park, "alpha kept trading while beta was parked"
     assert any("move it aside" in e["line"] for e in daemon.named("worker.stderr", account="beta"))
     assert daemon.named("service.stopped", exit_code=70)
@@ -142,8 +155,14 @@ def test_workers_exit_when_the_supervisor_is_killed(
 def test_faults_are_refused_outside_a_test_run(
     run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
 ) -> None:
-    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"),
-                        env={"REGIME_TRADER_FAULTS": "kill@update"})
+    daemon = run_daemon(
+        "run",
+        "--config",
+        str(config),
+        "--state-dir",
+        str(tmp_path / "s"),
+        env={"REGIME_TRADER_FAULTS": "kill@update"},
+    )
     assert daemon.wait_exit() == 78
     [rejected] = daemon.named("config.rejected")
     assert "REGIME_TRADER_TESTING" in rejected["errors"][0]

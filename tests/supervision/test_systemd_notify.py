@@ -36,17 +36,23 @@ def receive_until(sock: socket.socket, wanted: str, timeout: float = 60.0) -> li
 
 
 def test_ready_status_watchdog_and_stopping_reach_systemd(
-    run_daemon: Callable[..., DaemonProcess], fast_config: Path, tmp_path: Path,
+    run_daemon: Callable[..., DaemonProcess],
+    fast_config: Path,
+    tmp_path: Path,
     notify_socket: tuple[socket.socket, str],
 ) -> None:
     sock, path = notify_socket
     env = {"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"}
-    daemon = run_daemon("run", "--config", str(fast_config), "--state-dir", str(tmp_path / "s"),
-                        env=env)
+    daemon = run_daemon(
+        "run", "--config", str(fast_config), "--state-dir", str(tmp_path / "s"), env=env
+    )
     before_ready = receive_until(sock, "READY=1")
     assert any(m.startswith("STATUS=") for m in before_ready + receive_until(sock, "STATUS="))
-    watchdogs = [m for m in receive_until(sock, "WATCHDOG=1") + receive_until(sock, "WATCHDOG=1")
-                 if m == "WATCHDOG=1"]
+    watchdogs = [
+        m
+        for m in receive_until(sock, "WATCHDOG=1") + receive_until(sock, "WATCHDOG=1")
+        if m == "WATCHDOG=1"
+    ]
     assert len(watchdogs) >= 2
     daemon.signal(signal.SIGTERM)
     assert "STOPPING=1" in receive_until(sock, "STOPPING=1")[-1]
@@ -54,15 +60,25 @@ def test_ready_status_watchdog_and_stopping_reach_systemd(
 
 
 def test_workers_do_not_inherit_the_notify_socket(
-    run_daemon: Callable[..., DaemonProcess], fast_config: Path, tmp_path: Path,
+    run_daemon: Callable[..., DaemonProcess],
+    fast_config: Path,
+    tmp_path: Path,
     notify_socket: tuple[socket.socket, str],
 ) -> None:
     """Only the main process may notify (NotifyAccess=main): every datagram comes from
     the supervisor's pid."""
     sock, path = notify_socket
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-    daemon = run_daemon("run", "--config", str(fast_config), "--state-dir", str(tmp_path / "s"),
-                        "--stop-after", "2", env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"})
+    daemon = run_daemon(
+        "run",
+        "--config",
+        str(fast_config),
+        "--state-dir",
+        str(tmp_path / "s"),
+        "--stop-after",
+        "2",
+        env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"},
+    )
     senders = set()
     deadline = time.monotonic() + 60
     while daemon.proc.poll() is None and time.monotonic() < deadline:
