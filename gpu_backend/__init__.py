@@ -4,22 +4,48 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import structlog
+
 from gpu_backend.base import Backend, PredictiveBatch
+from gpu_backend.fallback import FallbackBackend
 from gpu_backend.numpy_backend import NumpyBackend
+from gpu_backend.selection import BatchShape, select_auto
 
-__all__ = ["BACKENDS", "Backend", "NumpyBackend", "PredictiveBatch", "select_backend"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "BatchShape",
+    "FallbackBackend",
+    "NumpyBackend",
+    "PredictiveBatch",
+    "select_backend",
+]
 
-BACKENDS: dict[str, Callable[[], Backend]] = {"numpy": NumpyBackend}
+log = structlog.get_logger("gpu_backend")
 
 
-def select_backend(name: str) -> Backend:
-    """The backend registered under `name`; "auto" picks the best available.
+def wgpu_with_fallback() -> Backend:
+    """The wgpu backend behind its numpy fallback: a missing or failing GPU never stops work."""
+    from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415 - imports wgpu
 
-    "auto" is numpy for now: the wgpu backend, and the start-up measurement that chooses
-    between it and numpy, land in their own issue.
+    return FallbackBackend(WgpuBackend, NumpyBackend())
+
+
+BACKENDS: dict[str, Callable[[], Backend]] = {"numpy": NumpyBackend, "wgpu": wgpu_with_fallback}
+
+
+def select_backend(name: str, shape: BatchShape | None = None) -> Backend:
+    """The backend registered under `name`; "auto" times wgpu and numpy on `shape`.
+
+    "auto" without a shape has nothing to measure and keeps the numpy reference.
     """
     if name == "auto":
-        return NumpyBackend()
+        if shape is None:
+            log.info("backend.selected", choice="numpy", reason="auto without a batch shape")
+            return NumpyBackend()
+        from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415 - imports wgpu
+
+        return select_auto(shape, WgpuBackend, NumpyBackend())
     factory = BACKENDS.get(name)
     if factory is None:
         choices = ", ".join(sorted([*BACKENDS, "auto"]))

@@ -1,0 +1,53 @@
+"""Persistent device buffers, one per role, grown to power-of-two capacities.
+
+A call asks for a role and a byte count; the pool hands back the role's buffer, replacing
+it (and destroying the old one) only when it is too small. `generation` changes with every
+replacement, so bind groups built over the pool are rebuilt only then. In steady state a
+call creates nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MIN_CAPACITY = 256
+
+
+def capacity(nbytes: int) -> int:
+    """The power of two >= nbytes (and >= MIN_CAPACITY)."""
+    if nbytes < 0:
+        raise ValueError(f"a buffer cannot hold {nbytes} bytes")
+    return max(MIN_CAPACITY, 1 << max(nbytes - 1, 0).bit_length())
+
+
+class BufferPool:
+    def __init__(self, device: Any) -> None:
+        self._device = device
+        self._buffers: dict[str, Any] = {}
+        self.generation = 0
+        self.created = 0  # buffers ever created: flat in steady state
+
+    def get(self, role: str, nbytes: int, usage: int, limit: int | None = None) -> Any:
+        """The role's buffer, at least nbytes; capacities stop at `limit` (a binding's max)."""
+        buffer = self._buffers.get(role)
+        if buffer is not None and buffer.size >= nbytes and buffer.usage == usage:
+            return buffer
+        if buffer is not None:
+            buffer.destroy()
+        size = capacity(nbytes)
+        if limit is not None and nbytes <= limit < size:
+            size = limit
+        buffer = self._device.create_buffer(label=role, size=size, usage=usage)
+        self._buffers[role] = buffer
+        self.generation += 1
+        self.created += 1
+        return buffer
+
+    def nbytes(self) -> int:
+        return sum(int(b.size) for b in self._buffers.values())
+
+    def release(self) -> None:
+        for buffer in self._buffers.values():
+            buffer.destroy()
+        self._buffers.clear()
+        self.generation += 1

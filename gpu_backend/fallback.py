@@ -1,0 +1,112 @@
+"""A Backend that runs on the GPU while it works and on numpy while it does not.
+
+If the adapter is missing, or a GPU call fails (device lost, validation error, an injected
+fault), `backend.fallback` is logged with the reason, the call is redone on the CPU
+backend and the caller never sees the failure. The GPU is retried `retry_after_s` later
+with a fresh device (a lost device does not come back). name / adapter / numerics are
+those of the backend that served the latest call, so every update says what produced it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+import structlog
+
+from gpu_backend.base import Backend, FloatArray, PredictiveBatch
+from gpu_backend.wgpu_device import GpuCallError, GpuUnavailableError
+from regime_model.types import Priors
+
+log = structlog.get_logger("gpu_backend.fallback")
+
+RETRY_AFTER_S = 300.0
+
+
+class GpuBackend(Backend, Protocol):
+    def inject_fault(self, reason: str = ...) -> None: ...
+
+
+class FallbackBackend:
+    def __init__(
+        self,
+        gpu_factory: Callable[[], GpuBackend],
+        cpu: Backend,
+        *,
+        retry_after_s: float = RETRY_AFTER_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._factory = gpu_factory
+        self.cpu = cpu
+        self._retry_after_s = retry_after_s
+        self._clock = clock
+        self.gpu: GpuBackend | None = None
+        self._retry_at = clock()
+        self.fallbacks = 0
+        self._served: Backend = self._current_gpu() or cpu
+
+    @property
+    def name(self) -> str:
+        return self._served.name
+
+    @property
+    def adapter(self) -> str:
+        return self._served.adapter
+
+    @property
+    def numerics(self) -> str:
+        return self._served.numerics
+
+    def inject_gpu_fault(self, reason: str = "injected fault: simulated device loss") -> None:
+        """Test hook: make the next GPU call fail (no-op while on the CPU)."""
+        if self.gpu is not None:
+            self.gpu.inject_fault(reason)
+
+    def hmm_value_and_grad(
+        self, theta: FloatArray, y: FloatArray, n_states: int, priors: Priors
+    ) -> tuple[FloatArray, FloatArray]:
+        gpu = self._current_gpu()
+        if gpu is not None:
+            try:
+                result = gpu.hmm_value_and_grad(theta, y, n_states, priors)
+            except GpuCallError as error:
+                self._fall_back("hmm_value_and_grad", str(error))
+            else:
+                self._served = gpu
+                return result
+        self._served = self.cpu
+        return self.cpu.hmm_value_and_grad(theta, y, n_states, priors)
+
+    def hmm_predictive(self, theta: FloatArray, y: FloatArray, n_states: int) -> PredictiveBatch:
+        gpu = self._current_gpu()
+        if gpu is not None:
+            try:
+                result = gpu.hmm_predictive(theta, y, n_states)
+            except GpuCallError as error:
+                self._fall_back("hmm_predictive", str(error))
+            else:
+                self._served = gpu
+                return result
+        self._served = self.cpu
+        return self.cpu.hmm_predictive(theta, y, n_states)
+
+    def _current_gpu(self) -> GpuBackend | None:
+        if self.gpu is None and self._clock() >= self._retry_at:
+            try:
+                self.gpu = self._factory()
+            except GpuUnavailableError as error:
+                self._fall_back("open_device", str(error))
+        return self.gpu
+
+    def _fall_back(self, call: str, reason: str) -> None:
+        self.gpu = None  # dropped: a failed device is rebuilt from scratch on retry
+        self.fallbacks += 1
+        self._retry_at = self._clock() + self._retry_after_s
+        log.warning(
+            "backend.fallback",
+            call=call,
+            reason=reason,
+            to=self.cpu.name,
+            retry_in_s=self._retry_after_s,
+        )

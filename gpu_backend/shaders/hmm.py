@@ -1,0 +1,293 @@
+"""WGSL of the batched Gaussian HMM: log density + exact gradient, and the predictive.
+
+One invocation per lane; every lane of a call in one dispatch. Data is time-major: y[t, l]
+at t * lanes + l, so neighbouring invocations read neighbouring words. The forward pass
+stores each lane's normalised filtered messages (scratch [T, K, lanes]); the backward pass
+re-derives emissions from y and walks back with self-normalising scaled messages, exactly
+as `regime_model.hmm.forward_backward` defines smoothed marginals and transition counts.
+
+Arithmetic is f32. Sums over time (log likelihood, gradient sums, transition counts) go
+through an accumulator `Acc`: f64 where the adapter has `shader-f64` (add/mul/convert
+only; f64 transcendentals return garbage on lavapipe, WGPU.md), otherwise compensated f32
+(Kahan) with a bit-cast barrier the driver cannot reassociate through. Constants that do
+not depend on the data (-T/2 log 2 pi, the priors' normalisers) are added on the host.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Accumulate = Literal["f64", "kahan"]
+ENTRY_VALUE_GRAD = "value_grad"
+ENTRY_PREDICTIVE = "predictive"
+
+_ACC_F64 = """
+alias Acc = f64;
+fn acc_zero() -> Acc { return f64(0.0); }
+fn acc_add(a: Acc, x: f32) -> Acc { return a + f64(x); }
+fn acc_f32(a: Acc) -> f32 { return f32(a); }
+fn acc_split(a: Acc) -> vec2<f32> { let hi = f32(a); return vec2<f32>(hi, f32(a - f64(hi))); }
+fn acc_sum(a: Acc, b: Acc) -> Acc { return a + b; }
+fn acc_residual(a: Acc, p: f32, b: Acc) -> f32 { return f32(a - f64(p) * b); }
+"""
+
+_ACC_KAHAN = """
+alias Acc = vec2<f32>;  // (sum, compensation)
+fn opaque(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ params.zero_bits); }
+fn acc_zero() -> Acc { return vec2<f32>(0.0, 0.0); }
+fn acc_add(a: Acc, x: f32) -> Acc {
+    let v = x - a.y;
+    let s = opaque(a.x + v);
+    return vec2<f32>(s, opaque(s - a.x) - v);
+}
+fn acc_f32(a: Acc) -> f32 { return a.x - a.y; }
+fn acc_split(a: Acc) -> vec2<f32> { return vec2<f32>(a.x, -a.y); }
+fn acc_sum(a: Acc, b: Acc) -> Acc { return acc_add(acc_add(a, b.x), -b.y); }
+fn acc_residual(a: Acc, p: f32, b: Acc) -> f32 { return (a.x - p * b.x) - (a.y - p * b.y); }
+"""
+
+_COMMON = """
+const K: u32 = {K}u;
+const WG: u32 = {WG}u;
+
+struct Params {
+    lanes: u32, T: u32, D: u32, zero_bits: u32,
+    mu_loc: f32, mu_scale: f32, ls_loc: f32, ls_scale: f32,
+    eta_loc: f32, eta_scale: f32, alpha_stay: f32, alpha_move: f32,
+};
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> y: array<f32>;                 // [T, lanes]
+@group(0) @binding(2) var<storage, read> theta: array<f32>;             // [lanes, D]
+@group(0) @binding(3) var<storage, read_write> out_value: array<vec2<f32>>;  // [lanes]
+@group(0) @binding(4) var<storage, read_write> out_vec: array<f32>;     // [lanes, D or K+2]
+@group(0) @binding(5) var<storage, read_write> alpha_store: array<f32>; // [T, K, lanes]
+
+struct Model {
+    mu: array<f32, K>,
+    log_sigma: array<f32, K>,
+    inv_sigma: array<f32, K>,
+    P: array<array<f32, K>, K>,
+    log_P: array<array<f32, K>, K>,
+};
+
+struct Emit { rel: array<f32, K>, z: array<f32, K>, log_max: f32 };
+
+fn softplus(x: f32) -> f32 { return max(x, 0.0) + log(1.0 + exp(-abs(x))); }
+fn sigmoid(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
+
+fn load_model(lane: u32) -> Model {
+    var m: Model;
+    let base = lane * params.D;
+    var ls = theta[base + K];
+    for (var k = 0u; k < K; k++) {
+        m.mu[k] = theta[base + k];
+        if (k > 0u) { ls += softplus(theta[base + K + k]); }
+        m.log_sigma[k] = ls;
+        m.inv_sigma[k] = exp(-ls);
+    }
+    var u = base + 2u * K;
+    for (var i = 0u; i < K; i++) {
+        var logits: array<f32, K>;
+        var top = 0.0;
+        for (var j = 0u; j < K; j++) {
+            logits[j] = 0.0;
+            if (j != i) { logits[j] = theta[u]; u++; }
+            top = max(top, logits[j]);
+        }
+        var total = 0.0;
+        for (var j = 0u; j < K; j++) { total += exp(logits[j] - top); }
+        let lse = top + log(total);
+        for (var j = 0u; j < K; j++) {
+            m.log_P[i][j] = logits[j] - lse;
+            m.P[i][j] = exp(m.log_P[i][j]);
+        }
+    }
+    return m;
+}
+
+// Emissions relative to their max over states (log N without the -log(2 pi)/2 constant).
+fn emit(m: Model, yt: f32) -> Emit {
+    var e: Emit;
+    var le: array<f32, K>;
+    e.log_max = -3.0e38;
+    for (var k = 0u; k < K; k++) {
+        e.z[k] = (yt - m.mu[k]) * m.inv_sigma[k];
+        le[k] = -0.5 * e.z[k] * e.z[k] - m.log_sigma[k];
+        e.log_max = max(e.log_max, le[k]);
+    }
+    for (var k = 0u; k < K; k++) { e.rel[k] = exp(le[k] - e.log_max); }
+    return e;
+}
+
+fn predicted(m: Model, a: array<f32, K>) -> array<f32, K> {
+    var pred: array<f32, K>;
+    for (var j = 0u; j < K; j++) {
+        var s = 0.0;
+        for (var i = 0u; i < K; i++) { s += a[i] * m.P[i][j]; }
+        pred[j] = s;
+    }
+    return pred;
+}
+
+fn slot(t: u32, k: u32, lane: u32) -> u32 { return (t * K + k) * params.lanes + lane; }
+
+struct Forward { a: array<f32, K>, ll: Acc };
+
+// Filtered messages a_t and sum_t log p(y_t | y_<t) (less the constant); optionally stored.
+fn forward(m: Model, lane: u32, store: bool) -> Forward {
+    var f: Forward;
+    f.ll = acc_zero();
+    for (var k = 0u; k < K; k++) { f.a[k] = 1.0 / f32(K); }
+    for (var t = 0u; t < params.T; t++) {
+        let e = emit(m, y[t * params.lanes + lane]);
+        var pred = f.a;
+        if (t > 0u) { pred = predicted(m, f.a); }
+        var s = 0.0;
+        for (var k = 0u; k < K; k++) { s += pred[k] * e.rel[k]; }
+        for (var k = 0u; k < K; k++) {
+            f.a[k] = pred[k] * e.rel[k] / s;
+            if (store) { alpha_store[slot(t, k, lane)] = f.a[k]; }
+        }
+        f.ll = acc_add(acc_add(f.ll, log(s)), e.log_max);
+    }
+    return f;
+}
+"""
+
+_VALUE_GRAD = """
+struct Sums {
+    gz: array<Acc, K>,        // sum_t gamma_t(k) z_t(k)
+    gzz: array<Acc, K>,       // sum_t gamma_t(k) (z_t(k)^2 - 1)
+    n: array<array<Acc, K>, K>,  // expected transition counts
+};
+
+fn load_alpha(t: u32, lane: u32) -> array<f32, K> {
+    var a: array<f32, K>;
+    for (var k = 0u; k < K; k++) { a[k] = alpha_store[slot(t, k, lane)]; }
+    return a;
+}
+
+fn backward(m: Model, lane: u32) -> Sums {
+    var s: Sums;
+    for (var i = 0u; i < K; i++) {
+        s.gz[i] = acc_zero();
+        s.gzz[i] = acc_zero();
+        for (var j = 0u; j < K; j++) { s.n[i][j] = acc_zero(); }
+    }
+    var b: array<f32, K>;
+    for (var k = 0u; k < K; k++) { b[k] = 1.0; }
+    var a = load_alpha(params.T - 1u, lane);
+    for (var t = params.T - 1u; ; t--) {
+        let e = emit(m, y[t * params.lanes + lane]);
+        var g: array<f32, K>;
+        var gs = 0.0;
+        for (var k = 0u; k < K; k++) { g[k] = a[k] * b[k]; gs += g[k]; }
+        for (var k = 0u; k < K; k++) {
+            let gk = g[k] / gs;
+            s.gz[k] = acc_add(s.gz[k], gk * e.z[k]);
+            s.gzz[k] = acc_add(s.gzz[k], gk * (e.z[k] * e.z[k] - 1.0));
+        }
+        if (t == 0u) { break; }
+        let prev = load_alpha(t - 1u, lane);
+        let pred = predicted(m, prev);
+        var w: array<f32, K>;
+        var den = 0.0;
+        for (var j = 0u; j < K; j++) { w[j] = e.rel[j] * b[j]; den += pred[j] * w[j]; }
+        for (var j = 0u; j < K; j++) { w[j] = w[j] / den; }
+        for (var i = 0u; i < K; i++) {
+            var bi = 0.0;
+            for (var j = 0u; j < K; j++) {
+                let pw = m.P[i][j] * w[j];
+                s.n[i][j] = acc_add(s.n[i][j], prev[i] * pw);
+                bi += pw;
+            }
+            b[i] = bi;
+        }
+        a = prev;
+    }
+    return s;
+}
+
+fn alpha_prior(i: u32, j: u32) -> f32 {
+    return select(params.alpha_move, params.alpha_stay, i == j);
+}
+
+// Pulls the sums back to theta, adds the prior's gradient; returns the prior's value terms.
+fn write_gradient(m: Model, s: Sums, lane: u32, value: Acc) -> Acc {
+    let base = lane * params.D;
+    var v = value;
+    for (var k = 0u; k < K; k++) {
+        let zp = (m.mu[k] - params.mu_loc) / params.mu_scale;
+        out_vec[base + k] = m.inv_sigma[k] * acc_f32(s.gz[k]) - zp / params.mu_scale;
+        v = acc_add(v, -0.5 * zp * zp);
+    }
+    var upper = 0.0;
+    for (var kk = 0u; kk < K; kk++) {
+        let k = K - 1u - kk;
+        upper += acc_f32(s.gzz[k]);
+        let x = theta[base + K + k];
+        var loc = params.eta_loc;
+        var scale = params.eta_scale;
+        var pull = upper;
+        if (k == 0u) { loc = params.ls_loc; scale = params.ls_scale; }
+        else { pull = sigmoid(x) * upper; }
+        let zp = (x - loc) / scale;
+        out_vec[base + K + k] = pull - zp / scale;
+        v = acc_add(v, -0.5 * zp * zp);
+    }
+    var u = base + 2u * K;
+    for (var i = 0u; i < K; i++) {
+        var row = acc_zero();
+        var counts: array<Acc, K>;
+        for (var j = 0u; j < K; j++) {
+            counts[j] = acc_add(s.n[i][j], alpha_prior(i, j));
+            row = acc_sum(row, counts[j]);
+            v = acc_add(v, alpha_prior(i, j) * m.log_P[i][j]);
+        }
+        for (var j = 0u; j < K; j++) {
+            if (j != i) { out_vec[u] = acc_residual(counts[j], m.P[i][j], row); u++; }
+        }
+    }
+    return v;
+}
+
+@compute @workgroup_size(WG)
+fn value_grad(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let lane = gid.x;
+    if (lane >= params.lanes) { return; }
+    let m = load_model(lane);
+    let f = forward(m, lane, true);
+    let s = backward(m, lane);
+    out_value[lane] = acc_split(write_gradient(m, s, lane, f.ll));
+}
+"""
+
+_PREDICTIVE = """
+@compute @workgroup_size(WG)
+fn predictive(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let lane = gid.x;
+    if (lane >= params.lanes) { return; }
+    let m = load_model(lane);
+    let f = forward(m, lane, false);
+    let w = predicted(m, f.a);
+    var mean = 0.0;
+    var second = 0.0;
+    let base = lane * (K + 2u);
+    for (var k = 0u; k < K; k++) {
+        out_vec[base + k] = f.a[k];
+        mean += w[k] * m.mu[k];
+        second += w[k] * (exp(2.0 * m.log_sigma[k]) + m.mu[k] * m.mu[k]);
+    }
+    out_vec[base + K] = mean;
+    out_vec[base + K + 1u] = max(second - mean * mean, 0.0);
+    out_value[lane] = acc_split(f.ll);
+}
+"""
+
+
+def hmm_source(K: int, workgroup: int, accumulate: Accumulate) -> str:
+    """The WGSL module (both entry points) for K states; array sizes need code generation."""
+    acc = _ACC_F64 if accumulate == "f64" else _ACC_KAHAN
+    common = _COMMON.replace("{K}", str(K)).replace("{WG}", str(workgroup))
+    return common + acc + _VALUE_GRAD + _PREDICTIVE

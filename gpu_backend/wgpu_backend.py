@@ -1,0 +1,117 @@
+"""The wgpu backend: regime_model.posterior's value-and-gradient and predictive in WGSL.
+
+Same meaning as the numpy reference (priors and Jacobians included), float32 arithmetic
+with per-step scaling, sums over time accumulated in f64 where the adapter has
+`shader-f64` (else compensated f32). Inputs are validated before the device is touched;
+lanes beyond one dispatch's binding limits are split into consecutive dispatches.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gpu_backend.base import FloatArray, PredictiveBatch
+from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD, Accumulate
+from gpu_backend.wgpu_device import Device, open_device
+from gpu_backend.wgpu_kernels import HmmKernels, Launch, Result
+from regime_model.params import MAX_STATES, MIN_STATES, check_states, n_params
+from regime_model.types import Priors
+
+HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+ALL_STATES = tuple(range(MIN_STATES, MAX_STATES + 1))
+WORKGROUP = 64
+_DEFAULT_PRIORS = Priors()
+
+
+def validate(theta: FloatArray, y: FloatArray, K: int) -> tuple[FloatArray, FloatArray]:
+    """theta [L, D(K)] and y [L, T] as float64, or ValueError naming what is wrong."""
+    check_states(K)
+    theta, y = np.asarray(theta, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    D = n_params(K)
+    if theta.ndim != 2 or theta.shape[1] != D:
+        raise ValueError(f"theta must be [L, {D}] for K={K}, got shape {theta.shape}")
+    if y.ndim != 2 or y.shape[0] != theta.shape[0] or y.shape[1] < 1:
+        raise ValueError(f"y must be [L={theta.shape[0]}, T>=1], got shape {y.shape}")
+    return theta, y
+
+
+def constant_terms(K: int, T: int, priors: Priors) -> float:
+    """What the kernels leave out: -T/2 log 2pi and the normal priors' normalisers."""
+    normal = (
+        K * -math.log(priors.mu_scale)
+        - math.log(priors.log_sigma_scale)
+        + (K - 1) * -math.log(priors.eta_scale)
+        - 2 * K * HALF_LOG_2PI
+    )
+    return normal - T * HALF_LOG_2PI
+
+
+class WgpuBackend:
+    """The Backend protocol on one wgpu device (created here unless given)."""
+
+    name = "wgpu"
+
+    def __init__(
+        self,
+        device: Device | None = None,
+        *,
+        accumulate: Accumulate | None = None,
+        profile: bool = False,
+    ) -> None:
+        self.device = device if device is not None else open_device()
+        if accumulate is None:
+            accumulate = "f64" if "shader-f64" in self.device.info.features else "kahan"
+        self.kernels = HmmKernels(self.device, ALL_STATES, WORKGROUP, accumulate, profile)
+
+    @property
+    def adapter(self) -> str:
+        return self.device.info.adapter
+
+    @property
+    def numerics(self) -> str:
+        sums = "f64" if self.kernels.accumulate == "f64" else "kahan-f32"
+        return f"float32 (sums over time: {sums})"
+
+    def inject_fault(self, reason: str = "injected fault: simulated device loss") -> None:
+        """Test hook: the next GPU call raises as a lost device would."""
+        self.kernels.fault = reason
+
+    def hmm_value_and_grad(
+        self, theta: FloatArray, y: FloatArray, n_states: int, priors: Priors
+    ) -> tuple[FloatArray, FloatArray]:
+        theta, y = validate(theta, y, n_states)
+        out = self._launch(ENTRY_VALUE_GRAD, theta, y, n_states, theta.shape[1], priors)
+        value = out.value[:, 0].astype(np.float64) + out.value[:, 1]
+        const = constant_terms(n_states, y.shape[1], priors)
+        return value + const, out.vec.astype(np.float64)
+
+    def hmm_predictive(self, theta: FloatArray, y: FloatArray, n_states: int) -> PredictiveBatch:
+        theta, y = validate(theta, y, n_states)
+        K = n_states
+        raw = self._launch(ENTRY_PREDICTIVE, theta, y, K, K + 2, _DEFAULT_PRIORS).vec
+        out: FloatArray = raw.astype(np.float64)
+        return PredictiveBatch(out[:, :K], out[:, K], out[:, K + 1])
+
+    def _launch(
+        self, entry: str, theta: FloatArray, y: FloatArray, K: int, width: int, priors: Priors
+    ) -> Result:
+        L, T = y.shape
+        step = self.kernels.max_lanes(K, T, width)
+        parts = [
+            self.kernels.run(
+                Launch(
+                    entry,
+                    K,
+                    np.ascontiguousarray(y[lo : lo + step].T, dtype=np.float32),
+                    np.ascontiguousarray(theta[lo : lo + step], dtype=np.float32),
+                    width,
+                ),
+                priors,
+            )
+            for lo in range(0, L, step)
+        ]
+        if len(parts) == 1:
+            return parts[0]
+        return Result(*(np.concatenate(p) for p in zip(*parts, strict=True)))

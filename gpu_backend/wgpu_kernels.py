@@ -1,0 +1,195 @@
+"""Running the HMM kernels: upload, one dispatch over all lanes, one read back.
+
+The caller packs arrays (time-major y [T, L] float32, theta [L, D] float32); this module
+owns the device-side plumbing: the pipeline cache, the buffer pool, bind groups cached
+per pool generation, optional timestamp queries, and turning wgpu errors into
+GpuCallError. Nothing is created per call once the pool has grown to the call's size.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from gpu_backend.buffer_pool import BufferPool
+from gpu_backend.pipeline_cache import PipelineCache
+from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD, Accumulate, hmm_source
+from gpu_backend.wgpu_device import Device, GpuCallError
+from regime_model.types import Priors
+
+F32 = npt.NDArray[np.float32]
+ENTRIES = (ENTRY_VALUE_GRAD, ENTRY_PREDICTIVE)
+_MAX_GROUPS = 65_535
+
+
+class Launch(NamedTuple):
+    entry: str
+    K: int
+    y_tm: F32  # [T, L]
+    theta: F32  # [L, D]
+    width: int  # floats per lane in out_vec
+
+
+class Result(NamedTuple):
+    value: F32  # [L, 2] (hi, lo) of the accumulated sum
+    vec: F32  # [L, width]
+
+
+def _usage() -> dict[str, int]:
+    import wgpu  # noqa: PLC0415
+
+    u = wgpu.BufferUsage
+    return {
+        "params": u.UNIFORM | u.COPY_DST,
+        "y": u.STORAGE | u.COPY_DST,
+        "theta": u.STORAGE | u.COPY_DST,
+        "value": u.STORAGE | u.COPY_SRC,
+        "vec": u.STORAGE | u.COPY_SRC,
+        "scratch": u.STORAGE,
+        "readback": u.MAP_READ | u.COPY_DST,
+        "query": u.QUERY_RESOLVE | u.COPY_SRC,
+    }
+
+
+def _params_bytes(lanes: int, T: int, D: int, priors: Priors) -> bytes:
+    return struct.pack(
+        "4I8f", lanes, T, D, 0,
+        priors.mu_loc, priors.mu_scale, priors.log_sigma_loc, priors.log_sigma_scale,
+        priors.eta_loc, priors.eta_scale, priors.alpha_stay, priors.alpha_move,
+    )  # fmt: skip
+
+
+class HmmKernels:
+    """Every HMM kernel variant for `states`, compiled at construction."""
+
+    def __init__(
+        self,
+        device: Device,
+        states: tuple[int, ...],
+        workgroup: int,
+        accumulate: Accumulate,
+        profile: bool,
+    ) -> None:
+        self.device = device
+        self.workgroup = workgroup
+        self.accumulate = accumulate
+        self.cache = PipelineCache(device.handle)
+        self.pool = BufferPool(device.handle)
+        self._usage = _usage()
+        self._sources = {K: hmm_source(K, workgroup, accumulate) for K in states}
+        for K, source in self._sources.items():
+            for entry in ENTRIES:
+                self.cache.get(source, K, workgroup, entry)
+        self._bind_group: tuple[int, Any] | None = None
+        self._queries = self._query_set() if profile else None
+        self.gpu_ns = 0  # accumulated kernel time from timestamp queries (when profiling)
+        self.fault: str | None = None  # test hook: the next run fails with this reason
+
+    def _query_set(self) -> Any:
+        if "timestamp-query" not in self.device.info.features:
+            return None
+        return self.device.handle.create_query_set(type="timestamp", count=2)
+
+    def max_lanes(self, K: int, T: int, width: int) -> int:
+        """Lanes per dispatch that keep every binding within the adapter's limits."""
+        per_lane = 4 * max(T * K, T, width, 2)
+        limit = min(self.device.info.max_binding, self.device.info.max_buffer)
+        return max(1, min(limit // per_lane, _MAX_GROUPS * self.workgroup))
+
+    def run(self, launch: Launch, priors: Priors) -> Result:
+        import wgpu  # noqa: PLC0415
+
+        try:
+            if self.fault is not None:
+                reason, self.fault = self.fault, None
+                raise wgpu.GPUError(reason)
+            result = self._run(launch, priors)
+        except (wgpu.GPUError, RuntimeError) as error:
+            # RuntimeError: wgpu-native reports a lost parent device this way
+            raise GpuCallError(f"{type(error).__name__}: {error}") from error
+        self.device.check()
+        return result
+
+    def _buffers(self, launch: Launch) -> dict[str, Any]:
+        T, L = launch.y_tm.shape
+        cap = self.device.info.max_binding
+        sizes = {
+            "params": 48,
+            "y": launch.y_tm.nbytes,
+            "theta": launch.theta.nbytes,
+            "value": 8 * L,
+            "vec": 4 * L * launch.width,
+            "scratch": 4 * T * launch.K * L if launch.entry == ENTRY_VALUE_GRAD else 4,
+            "readback": 8 * L + 4 * L * launch.width + 16,
+            "query": 16,
+        }
+        return {
+            role: self.pool.get(role, n, self._usage[role], cap if role != "readback" else None)
+            for role, n in sizes.items()
+        }
+
+    def _bind(self, buffers: dict[str, Any]) -> Any:
+        generation = self.pool.generation
+        if self._bind_group is None or self._bind_group[0] != generation:
+            roles = ("params", "y", "theta", "value", "vec", "scratch")
+            group = self.device.handle.create_bind_group(
+                layout=self.cache.bind_group_layout,
+                entries=[
+                    {"binding": i, "resource": {"buffer": buffers[r], "offset": 0}}
+                    for i, r in enumerate(roles)
+                ],
+            )
+            self._bind_group = (generation, group)
+        return self._bind_group[1]
+
+    def _run(self, launch: Launch, priors: Priors) -> Result:
+        T, L = launch.y_tm.shape
+        buffers = self._buffers(launch)
+        queue = self.device.handle.queue
+        queue.write_buffer(buffers["params"], 0, _params_bytes(L, T, launch.theta.shape[1], priors))
+        queue.write_buffer(buffers["y"], 0, launch.y_tm)
+        queue.write_buffer(buffers["theta"], 0, launch.theta)
+        pipeline = self.cache.get(self._sources[launch.K], launch.K, self.workgroup, launch.entry)
+        queue.submit([self._encode(pipeline, buffers, L, launch.width)])
+        return self._read(buffers["readback"], L, launch.width)
+
+    def _encode(self, pipeline: Any, buffers: dict[str, Any], L: int, width: int) -> Any:
+        encoder = self.device.handle.create_command_encoder()
+        stamps = None
+        if self._queries is not None:
+            stamps = {
+                "query_set": self._queries,
+                "beginning_of_pass_write_index": 0,
+                "end_of_pass_write_index": 1,
+            }
+        compute = encoder.begin_compute_pass(timestamp_writes=stamps)
+        compute.set_pipeline(pipeline)
+        compute.set_bind_group(0, self._bind(buffers))
+        compute.dispatch_workgroups(-(-L // self.workgroup))
+        compute.end()
+        out = buffers["readback"]
+        encoder.copy_buffer_to_buffer(buffers["value"], 0, out, 0, 8 * L)
+        encoder.copy_buffer_to_buffer(buffers["vec"], 0, out, 8 * L, 4 * L * width)
+        if self._queries is not None:
+            encoder.resolve_query_set(self._queries, 0, 2, buffers["query"], 0)
+            encoder.copy_buffer_to_buffer(buffers["query"], 0, out, 8 * L + 4 * L * width, 16)
+        return encoder.finish()
+
+    def _read(self, readback: Any, L: int, width: int) -> Result:
+        import wgpu  # noqa: PLC0415
+
+        nbytes = 8 * L + 4 * L * width + 16
+        readback.map_sync(wgpu.MapMode.READ, 0, nbytes)
+        try:
+            raw = np.frombuffer(readback.read_mapped(0, nbytes), dtype=np.uint8).copy()
+        finally:
+            readback.unmap()
+        if self._queries is not None:
+            begin, end = raw[-16:].view(np.uint64)
+            self.gpu_ns += int(end - begin)  # ticks are ns on Vulkan (timestampPeriod 1)
+        value = raw[: 8 * L].view(np.float32).reshape(L, 2)
+        vec = raw[8 * L : 8 * L + 4 * L * width].view(np.float32).reshape(L, width)
+        return Result(value, vec)

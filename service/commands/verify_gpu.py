@@ -1,0 +1,95 @@
+"""`regime-trader verify-gpu`: the identity gate of the wgpu backend on this machine's adapter.
+
+Log density and gradient against numpy float64 at random and edge parameter points for
+K = 2..4 and T up to 4,000; then full sampler runs on both backends compared within
+Monte Carlo error. Prints the adapter, driver and figures; exit 0 only if all pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EX_FAILED = 1  # a check failed: the adapter's results are not identical to the reference
+EX_UNAVAILABLE = 69  # no usable adapter (sysexits EX_UNAVAILABLE)
+
+WINDOWS = (100, 1000, 4000)
+QUICK_WINDOWS = (100, 1000)
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "verify-gpu", help="check the wgpu backend against numpy float64; exit 0 if identical"
+    )
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
+    parser.add_argument(
+        "--quick", action="store_true", help="shorter windows and sampler runs (a smoke test)"
+    )
+    parser.set_defaults(handler=handler)
+
+
+def _run(quick: bool) -> dict[str, Any]:
+    # Imported here: numpy, wgpu and the model are needed by this command alone.
+    from gpu_backend.identity import compare_point_set  # noqa: PLC0415
+    from gpu_backend.numpy_backend import NumpyBackend  # noqa: PLC0415
+    from gpu_backend.sampler_agreement import compare_samplers  # noqa: PLC0415
+    from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415
+    from regime_model.update import ModelSpec  # noqa: PLC0415
+
+    gpu, cpu = WgpuBackend(), NumpyBackend()
+    info = gpu.device.info
+    points = [
+        compare_point_set(gpu, cpu, K, T, lanes=32)._asdict()
+        for K in (2, 3, 4)
+        for T in (QUICK_WINDOWS if quick else WINDOWS)
+    ]
+    spec = ModelSpec(window=128 if quick else 256, warmup_cold=100 if quick else 300)
+    agreement = compare_samplers(gpu, cpu, spec, replicates=4 if quick else 6)._asdict()
+    passed = all(p["passed"] for p in points) and bool(agreement["passed"])
+    return {
+        "adapter": info.adapter,
+        "driver": info.driver,
+        "backend": info.backend,
+        "adapter_type": info.adapter_type,
+        "numerics": gpu.numerics,
+        "points": points,
+        "sampler": agreement,
+        "passed": passed,
+    }
+
+
+def _print(report: dict[str, Any]) -> None:
+    print(f"adapter  {report['adapter']} ({report['adapter_type']}, {report['backend']})")
+    print(f"driver   {report['driver']}")
+    print(f"numerics {report['numerics']}")
+    print(" K      T lanes   logp rel err   grad rel err   pred err")
+    for p in report["points"]:
+        mark = "ok" if p["passed"] else "FAIL"
+        print(
+            f"{p['states']:2d} {p['window']:6d} {p['lanes']:5d} {p['logp_err']:14.2e} "
+            f"{p['grad_err']:14.2e} {p['pred_err']:10.2e}  {mark}"
+        )
+    s = report["sampler"]
+    print(
+        f"sampler  {s['replicates']} replicates x {s['instruments']} instruments: max |z| "
+        f"{s['max_abs_z']:.2f} (numpy {s['cpu_seconds']:.1f} s, wgpu {s['gpu_seconds']:.1f} s)"
+        f"  {'ok' if s['passed'] else 'FAIL'}"
+    )
+    print("PASS" if report["passed"] else "FAIL")
+
+
+def handler(args: argparse.Namespace) -> int:
+    from gpu_backend.wgpu_device import GpuUnavailableError  # noqa: PLC0415
+
+    try:
+        report = _run(bool(args.quick))
+    except GpuUnavailableError as error:
+        print(f"verify-gpu: {error}", file=sys.stderr)
+        return EX_UNAVAILABLE
+    _print(report)
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0 if report["passed"] else EX_FAILED

@@ -1,0 +1,51 @@
+"""`auto` keeps the faster backend for the account's batch shape and says why."""
+
+from __future__ import annotations
+
+import pytest
+from structlog.testing import capture_logs
+from wgpu_fixtures import fixture_gpu_device, fixture_wgpu_backend  # noqa: F401 - fixtures
+
+from gpu_backend import BatchShape, select_backend
+from gpu_backend.base import Backend
+from gpu_backend.selection import select_auto, time_value_and_grad
+from service.settings import ModelSettings
+
+
+def _auto(gpu_ms: float, cpu_ms: float) -> tuple[Backend, list[dict[str, object]]]:
+    from gpu_backend.numpy_backend import NumpyBackend  # noqa: PLC0415
+    from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415
+
+    def timer(backend: Backend, shape: BatchShape) -> float:
+        return (gpu_ms if backend.name == "wgpu" else cpu_ms) / 1e3
+
+    with capture_logs() as logs:
+        chosen = select_auto(BatchShape(8, 32, 2), WgpuBackend, NumpyBackend(), timer=timer)
+    return chosen, logs
+
+
+@pytest.mark.usefixtures("gpu_device")
+@pytest.mark.parametrize(("gpu_ms", "cpu_ms", "choice"), [(1.0, 5.0, "wgpu"), (5.0, 1.0, "numpy")])
+def test_auto_picks_the_faster_and_logs_the_figures(
+    gpu_ms: float, cpu_ms: float, choice: str
+) -> None:
+    chosen, logs = _auto(gpu_ms, cpu_ms)
+    assert chosen.name == choice
+    (event,) = [e for e in logs if e["event"] == "backend.selected"]
+    assert (event["choice"], event["gpu_ms"], event["cpu_ms"]) == (choice, gpu_ms, cpu_ms)
+    assert event["lanes"] == 8
+
+
+@pytest.mark.usefixtures("gpu_device")
+def test_auto_measures_real_backends_on_the_shape() -> None:
+    backend = select_backend("auto", BatchShape(4, 16, 2))
+    assert backend.name in {"numpy", "wgpu"}
+    assert time_value_and_grad(backend, BatchShape(4, 16, 2), repeats=1) > 0.0
+
+
+def test_auto_without_a_shape_keeps_the_reference() -> None:
+    assert select_backend("auto").name == "numpy"
+
+
+def test_settings_accept_the_wgpu_backend() -> None:
+    assert ModelSettings(backend="wgpu").backend == "wgpu"

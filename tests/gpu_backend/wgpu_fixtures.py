@@ -1,0 +1,48 @@
+"""Fixtures of the GPU tests, imported by each test module (the name `conftest` is taken:
+the daemon tests import helpers from the top-level one).
+
+The adapter is probed once per session; a missing adapter FAILS every test that needs
+it (CI installs lavapipe: `apt-get install mesa-vulkan-drivers`). Only a developer who
+sets REGIME_TRADER_ALLOW_NO_GPU=1 on a machine without Vulkan gets skips instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import pytest
+
+from gpu_backend.wgpu_backend import WgpuBackend
+from gpu_backend.wgpu_device import Device, GpuUnavailableError, open_device
+
+ALLOW_NO_GPU_ENV = "REGIME_TRADER_ALLOW_NO_GPU"
+
+
+@functools.cache
+def _probe() -> Device | str:
+    try:
+        return open_device()
+    except GpuUnavailableError as error:
+        return str(error)
+
+
+@functools.cache
+def _backend(device: Device) -> WgpuBackend:
+    return WgpuBackend(device)
+
+
+@pytest.fixture(name="gpu_device")
+def fixture_gpu_device() -> Device:
+    probed = _probe()
+    if isinstance(probed, Device):
+        return probed
+    if os.environ.get(ALLOW_NO_GPU_ENV) == "1":
+        pytest.skip(f"no wgpu adapter ({probed}) and {ALLOW_NO_GPU_ENV}=1")
+    pytest.fail(f"no wgpu adapter: {probed}; install mesa-vulkan-drivers (lavapipe)")
+
+
+@pytest.fixture(name="wgpu_backend")
+def fixture_wgpu_backend(gpu_device: Device) -> WgpuBackend:
+    """One backend (one set of compiled pipelines) for the whole session."""
+    return _backend(gpu_device)
