@@ -4,7 +4,8 @@ and Buerkner 2021): rank-normalised split R-hat (bulk and folded) and bulk ESS.
 Draws come as [N, C, S, D]: instruments, chains, draws, parameters. Each chain is split in
 half, draws are replaced by the normal scores of their pooled ranks (ties share their
 average rank: HMC repeats a position whenever it rejects), and the classic formulas run
-on those scores.
+on those scores. Tail ESS is the smaller ESS of the indicators of the 5 % and 95 %
+quantiles; E-BFMI (Betancourt 2016) compares energy jumps with the energy's spread.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from regime_model.types import FloatArray
 class Convergence(NamedTuple):
     rhat: FloatArray  # [N, D] max of bulk and folded rank-normalised split R-hat
     ess_bulk: FloatArray  # [N, D]
+    ess_tail: FloatArray  # [N, D]
 
 
 # Acklam's rational approximation of the normal quantile (relative error < 1.2e-9),
@@ -149,4 +151,24 @@ def convergence(draws: FloatArray) -> Convergence:
     flat = chains.reshape(*chains.shape[:-2], -1)
     folded = np.abs(chains - np.median(flat, axis=-1)[..., None, None])
     rhat = np.maximum(_rhat(z), _rhat(_rank_normalise(folded)))
-    return Convergence(rhat, _ess(z))
+    return Convergence(rhat, _ess(z), _ess_tail(chains))
+
+
+def _ess_tail(chains: FloatArray) -> FloatArray:
+    flat = chains.reshape(*chains.shape[:-2], -1)
+    out: FloatArray | None = None
+    for q in (0.05, 0.95):
+        cut = np.quantile(flat, q, axis=-1)[..., None, None]
+        ess = _ess((chains <= cut).astype(np.float64))
+        out = ess if out is None else np.minimum(out, ess)
+    assert out is not None
+    return out
+
+
+def ebfmi(energy: FloatArray) -> FloatArray:
+    """E-BFMI of each chain, energy [..., S] -> [...]; below 0.3 signals poor exploration."""
+    jumps = (np.diff(energy, axis=-1) ** 2).sum(axis=-1)
+    spread = ((energy - energy.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):  # a constant energy gives 0/0
+        out: FloatArray = np.where(spread > 0, jumps / spread, 0.0)
+    return out

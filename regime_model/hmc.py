@@ -2,10 +2,11 @@
 
 `init(position, logdensity_fn) -> HMCState`; `step(key, state, params, logdensity_fn,
 num_steps) -> (HMCState, HMCInfo)`. HMCState is what a checkpoint carries, HMCInfo what a
-log or an adaptation carries. Every lane has its own step size and diagonal inverse mass;
-all lanes take the same number of leapfrog steps so that one batched log-density call
-serves them all. A non-finite log density or gradient is a divergent, rejected
-transition for that lane, never an exception.
+log or an adaptation carries. Every lane has its own step size and diagonal inverse mass,
+and either all lanes take the same number of leapfrog steps (an int) or each its own (an
+array [L]); one batched log-density call serves every lane at each step, and a lane whose
+trajectory has ended stays put (masked) while the longest one finishes. A non-finite log
+density or gradient is a divergent, rejected transition for that lane, never an exception.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from regime_model import rng
-from regime_model.types import BoolArray, FloatArray, LogDensityFn
+from regime_model.types import BoolArray, FloatArray, IntArray, LogDensityFn
 
 # Energy error beyond which a trajectory counts as divergent (Stan's threshold).
 DIVERGENCE_ENERGY = 1000.0
@@ -37,7 +38,10 @@ class HMCInfo(NamedTuple):
     is_accepted: BoolArray  # [L]
     is_divergent: BoolArray  # [L]
     energy: FloatArray  # [L] Hamiltonian of the state kept
-    num_steps: int
+    num_steps: int  # batched log-density calls: the longest lane's leapfrog steps
+    lane_steps: IntArray  # [L] leapfrog steps of each lane
+    proposal: FloatArray  # [L, D] end of the trajectory, before accept/reject
+    proposal_momentum: FloatArray  # [L, D]
 
 
 class Key(NamedTuple):
@@ -69,29 +73,42 @@ def _kinetic(momentum: FloatArray, inv_mass: FloatArray) -> FloatArray:
 
 
 def _leapfrog(
-    state: HMCState, momentum: FloatArray, params: HMCParams, fn: LogDensityFn, n: int
+    state: HMCState, momentum: FloatArray, params: HMCParams, fn: LogDensityFn, n: IntArray
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """n leapfrog steps with the inner half-kicks fused; returns (x, p, logp, grad)."""
+    """n[l] leapfrog steps per lane, inner half-kicks fused; returns (x, p, logp, grad).
+
+    After its last step a lane's drift and kick coefficients are zero and its log density
+    and gradient are held, so it ends exactly where a solo run of n[l] steps would.
+    """
     eps = params.step_size[:, None]
     x, g, logp = state.position, state.grad, state.logdensity
     p = momentum + 0.5 * eps * g
     with np.errstate(all="ignore"):  # faults surface as non-finite values, judged below
-        for i in range(n):
-            x = x + eps * params.inv_mass * p
-            logp, g = fn(x)
-            p = p + (0.5 if i == n - 1 else 1.0) * eps * g
+        for i in range(int(n.max())):
+            moving = i < n
+            x = x + (moving[:, None] * eps) * params.inv_mass * p
+            new_logp, new_g = fn(x)
+            logp = np.where(moving, new_logp, logp)
+            g = np.where(moving[:, None], new_g, g)
+            kick = np.where(i == n - 1, 0.5, np.where(moving, 1.0, 0.0))
+            p = p + (kick[:, None] * eps) * g
     return x, p, logp, g
 
 
 def step(
-    key: Key, state: HMCState, params: HMCParams, logdensity_fn: LogDensityFn, num_steps: int
+    key: Key,
+    state: HMCState,
+    params: HMCParams,
+    logdensity_fn: LogDensityFn,
+    num_steps: int | IntArray,
 ) -> tuple[HMCState, HMCInfo]:
     """One Metropolis-corrected HMC transition for every lane."""
-    D = state.position.shape[1]
+    L, D = state.position.shape
+    lane_steps = np.broadcast_to(np.maximum(np.asarray(num_steps, dtype=np.int64), 1), (L,))
     momentum = rng.normal(key.stream, key.iteration, rng.Purpose.MOMENTUM, D)
     momentum /= np.sqrt(params.inv_mass)
     h0 = _kinetic(momentum, params.inv_mass) - state.logdensity
-    x, p, logp, g = _leapfrog(state, momentum, params, logdensity_fn, num_steps)
+    x, p, logp, g = _leapfrog(state, momentum, params, logdensity_fn, lane_steps)
     with np.errstate(all="ignore"):
         ok = np.isfinite(x).all(axis=1) & np.isfinite(p).all(axis=1)
         logp, g = _sanitise(np.where(ok, logp, np.nan), g)
@@ -106,4 +123,8 @@ def step(
         np.where(accept, logp, state.logdensity),
         np.where(accept[:, None], g, state.grad),
     )
-    return new, HMCInfo(rate, accept, divergent, np.where(accept, h1, h0), num_steps)
+    energy = np.where(accept, h1, h0)
+    info = HMCInfo(
+        rate, accept, divergent, energy, int(lane_steps.max()), lane_steps.copy(), x, p
+    )
+    return new, info

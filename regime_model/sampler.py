@@ -5,6 +5,10 @@ instrument-major (lane = instrument * chains + chain) so an instrument's chains 
 their warm-up draws into one mass matrix. All lanes advance in lockstep; a lane whose own
 warm-up is shorter than the batch's stays frozen until its warm-up begins, so cold and
 warm instruments share one batch and every lane's result depends on its inputs alone.
+
+Trajectory lengths: "jitter" draws one leapfrog step count per iteration, uniform on
+[steps_min, steps_max] and shared by every lane; "chees" adapts each instrument's
+trajectory length during warm-up (see `chees`) and lets every lane run its own count.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from regime_model import adaptation, hmc, rng
+from regime_model import adaptation, chees, hmc, rng
 from regime_model.types import BoolArray, FloatArray, IntArray, LogDensityFn
 
 
@@ -26,6 +30,8 @@ class SamplerConfig(NamedTuple):
     # lanes at one iteration (lockstep); jitter breaks the resonances of a fixed length.
     steps_min: int = 3
     steps_max: int = 7
+    trajectory: str = "jitter"  # or "chees"
+    max_steps: int = 64  # cap on one lane's leapfrog steps under "chees"
 
 
 class LaneStart(NamedTuple):
@@ -34,6 +40,8 @@ class LaneStart(NamedTuple):
     inv_mass: FloatArray  # [L, D]
     warmup: IntArray  # [L] warm-up iterations of each lane
     adapt_mass: BoolArray  # [L] whether the lane's warm-up re-estimates its metric
+    # [L] "chees" only: the starting trajectory length (None: step_size x mean jitter steps)
+    trajectory_length: FloatArray | None = None
 
 
 class SampleResult(NamedTuple):
@@ -44,6 +52,9 @@ class SampleResult(NamedTuple):
     inv_mass: FloatArray  # [L, D] used during sampling
     gradient_evals: int  # batched log-density calls
     timings_ms: dict[str, float]
+    energy: FloatArray  # [L, S] Hamiltonian at each draw, for E-BFMI
+    trajectory_length: FloatArray  # [L] integration time used while sampling
+    mean_steps: FloatArray  # [L] mean leapfrog steps per draw
 
 
 class _Warmup(NamedTuple):
@@ -52,6 +63,7 @@ class _Warmup(NamedTuple):
     window: adaptation.Welford
     inv_mass: FloatArray
     step_size: FloatArray
+    chees: chees.ChEES
 
 
 def num_steps(schedule_stream: rng.Stream, iteration: int, config: SamplerConfig) -> int:
@@ -67,7 +79,14 @@ def _plan(start: LaneStart, total: int) -> adaptation.Schedule:
     return adaptation.Schedule(*(np.stack(parts) for parts in zip(*rows, strict=True)))
 
 
-def _warmup_begin(start: LaneStart, total: int) -> _Warmup:
+def _initial_length(start: LaneStart, cfg: SamplerConfig) -> FloatArray:
+    if start.trajectory_length is not None:
+        return np.asarray(start.trajectory_length, dtype=np.float64).copy()
+    length: FloatArray = start.step_size * 0.5 * (cfg.steps_min + cfg.steps_max)
+    return length
+
+
+def _warmup_begin(start: LaneStart, total: int, cfg: SamplerConfig) -> _Warmup:
     L, D = start.position.shape
     return _Warmup(
         _plan(start, total),
@@ -75,13 +94,26 @@ def _warmup_begin(start: LaneStart, total: int) -> _Warmup:
         adaptation.welford_empty(L, D),
         start.inv_mass.copy(),
         start.step_size.copy(),
+        chees.chees_start(_initial_length(start, cfg)),
     )
 
 
+class _Step(NamedTuple):
+    """One transition's outcome and what adaptation needs to know about it."""
+
+    start: FloatArray  # [L, D] positions the transition started from
+    info: hmc.HMCInfo
+    jitter: FloatArray  # [L] trajectory fraction ("chees"), ones for "jitter"
+
+
 def _adapt(
-    w: _Warmup, info: hmc.HMCInfo, state: hmc.HMCState, i: int, cfg: SamplerConfig
+    w: _Warmup, outcome: _Step, state: hmc.HMCState, i: int, cfg: SamplerConfig
 ) -> _Warmup:
-    sched = w.schedule
+    sched, info = w.schedule, outcome.info
+    ch = w.chees
+    if cfg.trajectory == "chees":
+        grad = chees.gradient(outcome.start, info, w.inv_mass, outcome.jitter, cfg.chains)
+        ch = chees.update(ch, grad, w.step_size, sched.adapting[:, i])
     da = adaptation.dual_averaging_update(
         w.da, info.acceptance_rate, cfg.target_accept, sched.adapting[:, i]
     )
@@ -101,7 +133,7 @@ def _adapt(
         np.exp(da.log_step_avg),
         np.where(sched.adapting[:, i], np.exp(da.log_step), w.step_size),
     )
-    return _Warmup(sched, da, window, inv_mass, step)
+    return _Warmup(sched, da, window, inv_mass, step, ch)
 
 
 def _col(mask: BoolArray, like: FloatArray) -> BoolArray:
@@ -121,44 +153,72 @@ class _Loop(NamedTuple):
 
 
 def _transition(
-    loop: _Loop, i: int, state: hmc.HMCState, params: hmc.HMCParams
-) -> tuple[hmc.HMCState, hmc.HMCInfo]:
+    loop: _Loop,
+    i: int,
+    state: hmc.HMCState,
+    params: hmc.HMCParams,
+    length: FloatArray,
+    active: BoolArray | None = None,
+) -> tuple[hmc.HMCState, _Step]:
+    """One transition; under "chees" lanes not `active` (frozen in warm-up) take one step."""
     # Iterations are counted from the start of sampling so a lane's random stream does not
     # depend on how long the other lanes of its batch warm up.
     it = i - loop.total_warmup
     key = hmc.Key(loop.stream, it)
-    return hmc.step(key, state, params, loop.fn, num_steps(loop.schedule_stream, it, loop.config))
+    cfg = loop.config
+    if cfg.trajectory == "chees":
+        u = chees.jitter(loop.stream, it)
+        steps = chees.lane_steps(length, params.step_size, u, cfg.max_steps)
+        steps = steps if active is None else np.where(active, steps, 1)
+    else:
+        u = np.ones(len(length))
+        steps = np.full(len(length), num_steps(loop.schedule_stream, it, cfg))
+    new, info = hmc.step(key, state, params, loop.fn, steps)
+    return new, _Step(state.position, info, u)
 
 
 def _run_warmup(
     loop: _Loop, state: hmc.HMCState, start: LaneStart
 ) -> tuple[hmc.HMCState, _Warmup, int]:
-    w = _warmup_begin(start, loop.total_warmup)
+    w = _warmup_begin(start, loop.total_warmup, loop.config)
     evals = 0
     for i in range(loop.total_warmup):
-        new, info = _transition(loop, i, state, hmc.HMCParams(w.step_size, w.inv_mass))
-        state = _select(w.schedule.adapting[:, i], new, state)
-        w = _adapt(w, info, state, i, loop.config)
-        evals += info.num_steps
+        params = hmc.HMCParams(w.step_size, w.inv_mass)
+        active = w.schedule.adapting[:, i]
+        new, step = _transition(loop, i, state, params, np.exp(w.chees.log_length), active)
+        state = _select(active, new, state)
+        w = _adapt(w, step, state, i, loop.config)
+        evals += step.info.num_steps
     return state, w, evals
 
 
+class _Draws(NamedTuple):
+    draws: FloatArray  # [L, S, D]
+    divergences: IntArray  # [L]
+    acceptance: FloatArray  # [L]
+    energy: FloatArray  # [L, S]
+    steps: FloatArray  # [L] mean leapfrog steps
+    evals: int
+
+
 def _run_sampling(
-    loop: _Loop, state: hmc.HMCState, params: hmc.HMCParams
-) -> tuple[FloatArray, IntArray, FloatArray, int]:
+    loop: _Loop, state: hmc.HMCState, params: hmc.HMCParams, length: FloatArray
+) -> _Draws:
     L, D = state.position.shape
     S = loop.config.draws
-    draws = np.empty((L, S, D))
-    divergences = np.zeros(L, dtype=np.int64)
-    acceptance = np.zeros(L)
+    out = _Draws(
+        np.empty((L, S, D)), np.zeros(L, np.int64), np.zeros(L), np.empty((L, S)), np.zeros(L), 0
+    )
     evals = 0
     for s in range(S):
-        state, info = _transition(loop, loop.total_warmup + s, state, params)
-        draws[:, s] = state.position
-        divergences += info.is_divergent
-        acceptance += info.acceptance_rate / S
-        evals += info.num_steps
-    return draws, divergences, acceptance, evals
+        state, step = _transition(loop, loop.total_warmup + s, state, params, length)
+        out.draws[:, s] = state.position
+        out.energy[:, s] = step.info.energy
+        out.divergences[:] += step.info.is_divergent
+        out.acceptance[:] += step.info.acceptance_rate / S
+        out.steps[:] += step.info.lane_steps / S
+        evals += step.info.num_steps
+    return out._replace(evals=evals)
 
 
 def sample(
@@ -175,9 +235,20 @@ def sample(
     state, w, warm_evals = _run_warmup(loop, state, start)
     t1 = time.perf_counter()
     params = hmc.HMCParams(w.step_size, w.inv_mass)
-    draws, div, acc, draw_evals = _run_sampling(loop, state, params)
+    length = np.exp(w.chees.log_length_avg if loop.total_warmup else w.chees.log_length)
+    out = _run_sampling(loop, state, params, length)
     t2 = time.perf_counter()
     timings = {"warmup": 1e3 * (t1 - t0), "sampling": 1e3 * (t2 - t1)}
+    used = length if config.trajectory == "chees" else out.steps * w.step_size
     return SampleResult(
-        draws, div, acc, w.step_size, w.inv_mass, 1 + warm_evals + draw_evals, timings
+        out.draws,
+        out.divergences,
+        out.acceptance,
+        w.step_size,
+        w.inv_mass,
+        1 + warm_evals + out.evals,
+        timings,
+        out.energy,
+        used,
+        out.steps,
     )

@@ -24,7 +24,7 @@ from regime_model.carry import (
     carry_problem,
     carry_to_arrays,
 )
-from regime_model.diagnostics import convergence
+from regime_model.diagnostics import convergence, ebfmi
 from regime_model.params import check_states, n_params
 from regime_model.sampler import LaneStart, SamplerConfig, SampleResult, sample
 from regime_model.scaling import robust_scale
@@ -62,6 +62,7 @@ class ModelSpec:
     target_accept: float = 0.8
     steps_min: int = 3
     steps_max: int = 6
+    trajectory: str = "jitter"  # "chees": adapt each instrument's trajectory length
 
     def __post_init__(self) -> None:
         check_states(self.n_states)
@@ -70,6 +71,8 @@ class ModelSpec:
                 raise ValueError(f"ModelSpec.{name} must be >= 1, got {getattr(self, name)}")
         if self.warmup_warm < 0 or self.steps_max < self.steps_min or self.draws < 4:
             raise ValueError("ModelSpec needs warmup_warm >= 0, steps_max >= steps_min, draws >= 4")
+        if self.trajectory not in ("jitter", "chees"):
+            raise ValueError(f"ModelSpec.trajectory: jitter or chees, not {self.trajectory!r}")
         if not 0.0 < self.target_accept < 1.0:
             raise ValueError(f"ModelSpec.target_accept must be in (0, 1), got {self.target_accept}")
 
@@ -86,6 +89,9 @@ class RegimeEstimate(NamedTuple):
     ess_bulk: FloatArray  # [N] worst bulk ESS
     divergences: IntArray  # [N]
     step_size: FloatArray  # [N] mean adapted step size
+    ess_tail: FloatArray  # [N] worst tail ESS
+    ebfmi: FloatArray  # [N] lowest E-BFMI over the chains
+    trajectory_length: FloatArray  # [N] mean integration time (step size x leapfrog steps)
 
 
 class RefreshInfo(NamedTuple):
@@ -169,7 +175,8 @@ def _lane_start(
 
 def _sampler_config(spec: ModelSpec) -> SamplerConfig:
     return SamplerConfig(
-        spec.draws, spec.chains, spec.target_accept, spec.steps_min, spec.steps_max
+        spec.draws, spec.chains, spec.target_accept, spec.steps_min, spec.steps_max,
+        spec.trajectory,
     )
 
 
@@ -251,6 +258,9 @@ def refresh(
         ess_bulk=diag.ess_bulk.min(axis=1),
         divergences=divergences,
         step_size=result.step_size.reshape(N, C).mean(axis=1),
+        ess_tail=diag.ess_tail.min(axis=1),
+        ebfmi=ebfmi(result.energy).reshape(N, C).min(axis=1),
+        trajectory_length=result.trajectory_length.reshape(N, C).mean(axis=1),
     )
     timings = {**result.timings_ms, "summary": 1e3 * (time.perf_counter() - t0)}
     return estimate, _carries(result, spec), RefreshInfo(result.gradient_evals, timings)

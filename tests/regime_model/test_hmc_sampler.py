@@ -98,3 +98,41 @@ def test_a_lane_stuck_on_a_faulted_start_moves_once_a_proposal_is_finite() -> No
     params = hmc.HMCParams(np.full(4, 0.5), np.ones((4, 1)))
     new, info = hmc.step(hmc.Key(streams(4)[0], 0), state, params, faulted_at_start, 3)
     assert info.is_accepted.all() and np.isfinite(new.logdensity).all()
+
+
+def test_a_lane_with_fewer_leapfrog_steps_ends_where_its_solo_run_would() -> None:
+    fn = gaussian(np.zeros((2, 2)), np.array([[1.0, 2.0], [0.5, 1.0]]))
+    state = hmc.init(np.array([[0.3, -1.0], [1.0, 0.2]]), fn)
+    params = hmc.HMCParams(np.array([0.2, 0.3]), np.ones((2, 2)))
+    four = streams(4)[0]
+    key = hmc.Key(rng.Stream(four.key[:2], four.high[:2]), 5)
+    _, batched = hmc.step(key, state, params, fn, np.array([3, 7]))
+    solo_fn = gaussian(np.zeros((1, 2)), np.array([[1.0, 2.0]]))
+    solo_key = hmc.Key(rng.Stream(key.stream.key[:1], key.stream.high[:1]), 5)
+    solo_state = hmc.HMCState(*(x[:1] for x in state))
+    solo_params = hmc.HMCParams(params.step_size[:1], params.inv_mass[:1])
+    _, solo = hmc.step(solo_key, solo_state, solo_params, solo_fn, 3)
+    np.testing.assert_array_equal(batched.proposal[0], solo.proposal[0])
+    assert batched.num_steps == 7 and batched.lane_steps.tolist() == [3, 7]
+
+
+def test_chees_lengthens_trajectories_for_a_wide_target_and_recovers_its_moments() -> None:
+    instruments, D = 2, 2
+    L = instruments * CHAINS
+    mean = np.zeros((L, D))
+    sd = np.repeat([[1.0, 1.0], [1.0, 1.0]], CHAINS, axis=0)
+    lanes, schedule = streams(L)
+    result = sample(
+        gaussian(mean, sd),
+        start(L, D, 300),
+        lanes,
+        schedule,
+        SamplerConfig(draws=300, chains=CHAINS, trajectory="chees"),
+    )
+    pooled = result.draws.reshape(instruments, CHAINS * 300, D)
+    assert (np.abs(pooled.mean(axis=1)) < 0.15).all()
+    assert (np.abs(pooled.std(axis=1) - 1) < 0.15).all()
+    # The ChEES optimum for a standard normal is an integration time near pi/2 or beyond;
+    # the starting length (0.1 x 5 steps) was far shorter.
+    assert (result.trajectory_length > 1.0).all(), result.trajectory_length
+    assert (result.divergences == 0).all()

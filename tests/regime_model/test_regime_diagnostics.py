@@ -47,3 +47,15 @@ def test_autocorrelated_chains_have_a_smaller_ess() -> None:
         x[:, :, t] = 0.9 * x[:, :, t - 1] + rng.normal(size=(1, 4, 1))
     ess = convergence(x).ess_bulk[0, 0]
     assert 100 < ess < 1000  # AR(1) with phi = 0.9: about 8000 * 0.1 / 1.9 = 421
+
+
+def test_tail_ess_is_near_the_draw_count_for_independent_draws_and_ebfmi_near_one() -> None:
+    from regime_model.diagnostics import ebfmi
+
+    draws = np.random.default_rng(1).normal(size=(1, 4, 500, 2))
+    c = convergence(draws)
+    assert ((c.ess_tail > 1200) & (c.ess_tail < 2600)).all()
+    white = np.random.default_rng(2).normal(size=(3, 2000))
+    assert (np.abs(ebfmi(white) - 2.0) < 0.2).all()  # independent energies: E-BFMI = 2
+    walk = np.cumsum(white, axis=1)
+    assert (ebfmi(walk) < 0.05).all()  # a random-walk energy explores poorly

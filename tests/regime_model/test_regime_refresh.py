@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from gpu_backend import NumpyBackend
-from regime_model.hmm import forward_backward, gaussian_log_emissions
+from regime_model.hmm import (
+    forward_backward,
+    gaussian_log_emissions,
+    messages,
+    relative_emissions,
+)
 from regime_model.params import constrain
 from regime_model.posterior import uniform_init
 from regime_model.update import (
@@ -100,3 +105,22 @@ def test_bad_inputs_are_rejected_before_any_work_with_what_to_fix() -> None:
         refresh(returns, [None], keys, 1, 1, SMALL, BACKEND)
     with pytest.raises(ValueError, match="n_states"):
         replace(SMALL, n_states=5)
+
+
+def test_regimes_whose_vols_differ_by_2x_are_recovered_from_the_filtered_probabilities() -> None:
+    """The most probable FILTERED regime (what the strategy sees) matches the truth on
+    at least 90 % of bars when the turbulent regime is twice as volatile (regimes last
+    ~200 bars). The bar is the filter's own: with the TRUE parameters it scores 88 %, 92.5 %
+    and 95 % on average at switch rates 0.02, 0.01 and 0.005 (docs/validation.md)."""
+    returns, states = two_regime_returns(2, 256, seed=12, vols=(0.01, 0.02), switch=0.005)
+    _, carries, _ = refresh(
+        returns, [None, None], np.array([3, 4]), 1, 5, ModelSpec(draws=100), BACKEND
+    )
+    for i in range(2):
+        scale = 1.4826 * np.median(np.abs(returns[i] - np.median(returns[i])))
+        theta = carries[i].position.mean(axis=0)
+        c = constrain(theta[None], 2)
+        log_e = gaussian_log_emissions(returns[i][None] / scale, c.mu, c.log_sigma)
+        alpha, _ = messages(relative_emissions(log_e).rel, np.exp(c.log_trans), uniform_init(1, 2))
+        hits = (alpha[:, 0].argmax(axis=0) == states[i]).mean()
+        assert hits >= 0.9, (i, hits)

@@ -1,0 +1,126 @@
+"""`regime-trader fit`: fit the regime model to one price series from a CSV and report.
+
+Parameter summaries (mean, sd, 5/50/95 %, R-hat, bulk and tail ESS for mu[k], sigma[k],
+P[i,j] in the units of the input log returns), the filtered probability of each regime
+at every bar, and the sampler's diagnostics; `--json` prints the same as one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EX_DATA = 65  # sysexits EX_DATAERR: the CSV lacks the column or has too few prices
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("fit", help="fit the regime model to one price series (CSV)")
+    parser.add_argument("--csv", type=Path, required=True, metavar="FILE")
+    parser.add_argument("--column", default="close", help="price column (default: close)")
+    parser.add_argument("--states", type=int, default=2, choices=(2, 3, 4))
+    parser.add_argument("--seed", type=int, default=20261130)
+    parser.add_argument("--draws", type=int, default=250, help="kept draws per chain")
+    parser.add_argument("--warmup", type=int, default=400)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=handler)
+
+
+def read_prices(path: Path, column: str) -> tuple[list[str], list[float]]:
+    """(first-column labels, prices) of the rows whose price is a positive number."""
+    with path.open(newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is None or column not in reader.fieldnames:
+            raise ValueError(f"{path}: no column {column!r}; columns are {reader.fieldnames}")
+        first = reader.fieldnames[0]
+        rows = [(r[first], float(r[column])) for r in reader if r[column].strip()]
+    rows = [(t, p) for t, p in rows if math.isfinite(p) and p > 0]
+    return [t for t, _ in rows], [p for _, p in rows]
+
+
+def handler(args: argparse.Namespace) -> int:
+    import numpy as np  # noqa: PLC0415 - numpy and the model load for this command only
+
+    from gpu_backend.numpy_backend import tune_allocator  # noqa: PLC0415
+    from regime_model.fit import chain_ebfmi, fit_series  # noqa: PLC0415
+    from regime_model.sampler import SamplerConfig  # noqa: PLC0415
+    from regime_model.types import Priors  # noqa: PLC0415
+
+    try:
+        times, prices = read_prices(args.csv, args.column)
+    except (OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EX_DATA
+    if len(prices) < 33:
+        print(
+            f"error: {args.csv} has {len(prices)} usable prices; need at least 33", file=sys.stderr
+        )
+        return EX_DATA
+    returns = np.diff(np.log(np.asarray(prices)))
+    tune_allocator()  # the scan's large temporaries: see gpu_backend.numpy_backend
+    t0 = time.perf_counter()
+    config = SamplerConfig(draws=args.draws, chains=4)
+    fit = fit_series(returns, args.states, args.seed, Priors(), config, args.warmup)
+    report = _report(fit, times[1:], chain_ebfmi(fit.sampler), time.perf_counter() - t0)
+    if args.json:
+        json.dump(report, sys.stdout)
+        print()
+    else:
+        _print(report)
+    return 0
+
+
+def _report(fit: Any, times: list[str], ebfmi: Any, seconds: float) -> dict[str, Any]:
+    import numpy as np  # noqa: PLC0415
+
+    flat = fit.draws.reshape(-1, fit.draws.shape[-1])
+    q = np.quantile(flat, [0.05, 0.5, 0.95], axis=0)
+    params = {
+        name: {
+            "mean": float(flat[:, i].mean()),
+            "sd": float(flat[:, i].std(ddof=1)),
+            "q5": float(q[0, i]),
+            "q50": float(q[1, i]),
+            "q95": float(q[2, i]),
+            "rhat": float(fit.rhat[i]),
+            "ess_bulk": float(fit.ess_bulk[i]),
+            "ess_tail": float(fit.ess_tail[i]),
+        }
+        for i, name in enumerate(fit.names)
+    }
+    r = fit.sampler
+    diagnostics = {
+        "divergences": int(r.divergences.sum()),
+        "ebfmi": [float(x) for x in ebfmi],
+        "step_size": [float(x) for x in r.step_size],
+        "trajectory_length": [float(x) for x in r.trajectory_length],
+        "acceptance": [float(x) for x in r.acceptance],
+        "gradient_evals": r.gradient_evals,
+        "seconds": round(seconds, 3),
+    }
+    filtered = [
+        {"time": t, "probs": [round(float(p), 6) for p in row]}
+        for t, row in zip(times, fit.filtered, strict=True)
+    ]
+    return {"parameters": params, "diagnostics": diagnostics, "filtered": filtered}
+
+
+def _print(report: dict[str, Any]) -> None:
+    print(
+        f"{'parameter':10s} {'mean':>11s} {'sd':>10s} {'5%':>11s} {'50%':>11s} {'95%':>11s} "
+        f"{'rhat':>6s} {'ess_bulk':>8s} {'ess_tail':>8s}"
+    )
+    for name, s in report["parameters"].items():
+        print(
+            f"{name:10s} {s['mean']:11.6f} {s['sd']:10.6f} {s['q5']:11.6f} {s['q50']:11.6f} "
+            f"{s['q95']:11.6f} {s['rhat']:6.3f} {s['ess_bulk']:8.0f} {s['ess_tail']:8.0f}"
+        )
+    print("\ndiagnostics:", json.dumps(report["diagnostics"]))
+    print("\nfiltered regime probabilities (time, P(regime 1..K)):")
+    for row in report["filtered"]:
+        print(row["time"], " ".join(f"{p:.4f}" for p in row["probs"]))
