@@ -6,7 +6,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from regime_model.diagnostics import average_ranks, convergence, normal_quantile
+from regime_model.diagnostics import average_ranks, convergence, ebfmi, normal_quantile
 
 
 def test_normal_quantile_matches_the_standard_library() -> None:
@@ -50,8 +50,6 @@ def test_autocorrelated_chains_have_a_smaller_ess() -> None:
 
 
 def test_tail_ess_is_near_the_draw_count_for_independent_draws_and_ebfmi_near_one() -> None:
-    from regime_model.diagnostics import ebfmi
-
     draws = np.random.default_rng(1).normal(size=(1, 4, 500, 2))
     c = convergence(draws)
     assert ((c.ess_tail > 1200) & (c.ess_tail < 2600)).all()
