@@ -15,6 +15,7 @@ from service.commands import register_all
 from service.config_loader import ConfigError, LoadedConfig, load_config
 from service.exit_codes import EX_CONFIG, EX_TEMPFAIL
 from service.logs import configure_logging
+from service.secrets import SecretsError, load_keys
 from service.state.store import StateError
 from service.worker.fault_points import FaultSpecError, faults_from_env
 
@@ -76,7 +77,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     state_dir = resolve_state_dir(args.state_dir, config)
     try:
         faults = faults_from_env(dict(os.environ))
-    except FaultSpecError as error:
+        check_keys(config)
+    except (FaultSpecError, SecretsError) as error:
         log.error("config.rejected", errors=[str(error)])
         return EX_CONFIG
     try:
@@ -123,6 +125,17 @@ def _load_or_report(path: Path | None) -> LoadedConfig | None:
     logging_settings = config.settings.logging
     configure_logging(logging_settings.level, logging_settings.format)
     return config
+
+
+def check_keys(config: LoadedConfig) -> None:
+    """With Alpaca, every account's keys must be there before any worker starts (a worker
+    that cannot find them would only be restarted in a loop): SecretsError, exit 78."""
+    if not config.settings.uses_alpaca:
+        return
+    from service.worker.assembly import key_dir  # noqa: PLC0415 - the worker stack, run only
+
+    for account in config.settings.account_names:
+        load_keys(account, key_dir(config))
 
 
 def resolve_state_dir(flag: Path | None, config: LoadedConfig) -> Path:

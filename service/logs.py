@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Mapping, MutableMapping
 from typing import Any, TextIO
 
 import structlog
@@ -20,6 +21,37 @@ LEVELS = {
     "error": logging.ERROR,
 }
 FORMAT_ENV = "REGIME_TRADER_LOG_FORMAT"
+REDACTED = "[REDACTED]"
+_SECRETS: set[str] = set()
+_MIN_SECRET_LEN = 8  # shorter strings would redact ordinary words; real keys are 20+
+
+
+def register_secret(value: str) -> None:
+    """Never write `value` in a log line again (service/secrets.py registers every key)."""
+    if len(value) >= _MIN_SECRET_LEN:
+        _SECRETS.add(value)
+
+
+def redact(value: Any) -> Any:
+    """`value` with every registered secret replaced, through nested dicts and lists."""
+    if isinstance(value, str):
+        for secret in _SECRETS:
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    if isinstance(value, BaseException):
+        return redact(repr(value))
+    return value
+
+
+def redact_secrets(
+    logger: Any, method: str, event: MutableMapping[str, Any]
+) -> Mapping[str, Any]:
+    """A structlog processor: the last one before rendering, so tracebacks are covered."""
+    return event if not _SECRETS else {k: redact(v) for k, v in event.items()}
 
 
 def choose_format(configured: str, stream: TextIO) -> str:
@@ -46,6 +78,7 @@ def configure_logging(level: str = "info", fmt: str = "auto", **context: Any) ->
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.dict_tracebacks,
+            redact_secrets,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(LEVELS[level]),

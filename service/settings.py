@@ -10,6 +10,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -74,11 +75,47 @@ class CsvMarketSettings(Frozen):
     naive_is_utc: bool = False  # read date-times without an offset as UTC
 
 
+# The live trading host: this is a paper-trading service, so it is refused outright.
+LIVE_TRADING_HOST = "api.alpaca.markets"
+
+
+def _not_live(url: str | None) -> str | None:
+    if url is not None and urlsplit(url).hostname == LIVE_TRADING_HOST:
+        raise ValueError(
+            f"url_override {url!r} is Alpaca's LIVE trading endpoint; this service trades "
+            "paper accounts only: remove url_override to use the paper endpoint"
+        )
+    return url
+
+
+PaperUrl = Annotated[str | None, AfterValidator(_not_live)]
+
+
+class HttpSettings(Frozen):
+    """HTTP hygiene shared by every Alpaca call of one account."""
+
+    timeout_s: float = Field(default=10.0, gt=0.0, description="per request, connect and read")
+    read_attempts: int = Field(default=4, ge=1, le=10, description="reads only; never POST")
+    backoff_s: float = Field(default=0.5, ge=0.0, description="first retry wait, doubled, jittered")
+    max_backoff_s: float = Field(default=8.0, ge=0.0)
+    # Alpaca allows 200 a minute; only a url_override (a gateway with its own limit, or the
+    # tests' local server) may go above 199.
+    requests_per_minute: int = Field(default=180, ge=1)
+
+
+class AlpacaMarketSettings(Frozen):
+    feed: Literal["iex", "sip"] = "iex"  # free plans cannot query recent SIP data
+    poll_delay_s: float = Field(default=3.0, ge=0.0, description="wait after a bar closes")
+    url_override: PaperUrl = None  # tests and self-hosted gateways only; logged at start
+    replay_start: AwareTime | None = None  # clock.mode = "fast": replay history from here
+
+
 class MarketSettings(Frozen):
-    kind: Literal["synthetic", "csv"] = "synthetic"
+    kind: Literal["synthetic", "csv", "alpaca"] = "synthetic"
     interval: Interval = "1m"
     synthetic: SyntheticMarketSettings = SyntheticMarketSettings()
     csv: CsvMarketSettings | None = None
+    alpaca: AlpacaMarketSettings = AlpacaMarketSettings()
 
     @property
     def bar_interval(self) -> timedelta:
@@ -92,8 +129,9 @@ class MarketSettings(Frozen):
 
 
 class ClockSettings(Frozen):
-    # paced: one bar per `pace_s` seconds of wall time; fast: as fast as possible
-    mode: Literal["paced", "fast"] = "paced"
+    # paced: one bar per `pace_s` seconds of wall time; fast: as fast as possible;
+    # wall: market time is wall time (live data, e.g. market kind "alpaca")
+    mode: Literal["paced", "fast", "wall"] = "paced"
     pace_s: float = Field(default=2.0, gt=0.0)
 
 
@@ -102,9 +140,26 @@ class SimBrokerSettings(Frozen):
     allow_short: bool = False
 
 
+class AlpacaBrokerSettings(Frozen):
+    url_override: PaperUrl = None  # tests and self-hosted gateways only; logged at start
+    key_dir: Path | None = None  # holds ACCOUNT.toml key files (owner-only), beside the env
+    trade_when_closed: bool = False  # send orders while the clock endpoint says closed
+    submit_attempts: int = Field(default=3, ge=1, le=10, description="same id each time")
+    http: HttpSettings = HttpSettings()
+
+    @model_validator(mode="after")
+    def _under_alpacas_limit(self) -> AlpacaBrokerSettings:
+        if self.url_override is None and self.http.requests_per_minute >= 200:
+            raise ValueError(f"http.requests_per_minute = {self.http.requests_per_minute}: "
+                             "Alpaca allows 200 a minute per account; stay below it")
+        return self
+
+
 class BrokerSettings(Frozen):
-    kind: Literal["sim"] = "sim"
+    kind: Literal["sim", "alpaca"] = "sim"
     sim: SimBrokerSettings = SimBrokerSettings()
+    alpaca: AlpacaBrokerSettings = AlpacaBrokerSettings()
+    reconcile_every: int = Field(default=10, ge=1, description="updates between position checks")
 
 
 class ModelSettings(Frozen):
@@ -112,7 +167,7 @@ class ModelSettings(Frozen):
     window: int = Field(default=256, ge=32, le=10_000)
     chains: int = Field(default=4, ge=2, le=16)
     seed: int = Field(default=20261130, ge=0, lt=2**63)
-    backend: Literal["numpy", "auto"] = "numpy"
+    backend: Literal["numpy", "wgpu", "auto"] = "numpy"
 
 
 class StrategySettings(Frozen):
@@ -136,6 +191,21 @@ class StrategySettings(Frozen):
 
 class RotationSettings(Frozen):
     batch_size: int = Field(default=0, ge=0, description="0: the whole rotation every update")
+    # What happens to the position of an instrument removed from the rotation: "close"
+    # sells it at the next update; "keep" leaves it with the broker, untouched.
+    on_removal: Literal["close", "keep"] = "close"
+
+
+class ReloadSettings(Frozen):
+    """Live reload of the instruments file (the settings need a restart)."""
+
+    # A change is applied once the file has been quiet this long, so a writer that
+    # pauses mid-file (half now, the rest a moment later) is never applied half-written.
+    quiet_ms: int = Field(default=400, ge=50, le=10_000)
+    debounce_ms: int = Field(default=1600, ge=50, le=60_000)  # at most this long grouped
+    poll_s: float = Field(default=5.0, gt=0.0)  # the hash check behind the watcher
+    watch: bool = True  # False: only the hash check and SIGHUP reload
+    force_polling: bool = False  # network filesystems, and where inotify is missing
 
 
 class LoggingSettings(Frozen):
@@ -190,6 +260,7 @@ class ServiceSettings(Frozen):
     model: ModelSettings = ModelSettings()
     strategy: StrategySettings = StrategySettings()
     rotation: RotationSettings = RotationSettings()
+    reload: ReloadSettings = ReloadSettings()
     logging: LoggingSettings = LoggingSettings()
     supervision: SupervisionSettings = SupervisionSettings()
 
@@ -205,3 +276,20 @@ class ServiceSettings(Frozen):
     @property
     def account_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.accounts)
+
+    @property
+    def uses_alpaca(self) -> bool:
+        return "alpaca" in (self.broker.kind, self.market.kind)
+
+    @model_validator(mode="after")
+    def _alpaca_market_needs_live_or_replay(self) -> ServiceSettings:
+        if self.market.kind != "alpaca":
+            return self
+        if self.clock.mode == "paced":
+            raise ValueError(
+                "market kind 'alpaca' needs clock.mode = 'wall' (live) or 'fast' (replay)"
+            )
+        if self.clock.mode == "fast" and self.market.alpaca.replay_start is None:
+            raise ValueError("clock.mode = 'fast' with market kind 'alpaca' needs "
+                             "market.alpaca.replay_start, where the replay begins")
+        return self

@@ -100,6 +100,8 @@ class OrderOutcome:
     filled_qty: float = 0.0
     filled_avg_price: float | None = None
     reason: str | None = None
+    symbol: Symbol | None = None  # where the broker says (open orders: to spot conflicts)
+    side: Side | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,7 +68,9 @@ CREATE TABLE IF NOT EXISTS fills (
 );
 """
 
-_ORDER_COLUMNS = "seq, client_order_id, status, filled_qty, filled_avg_price, reason"
+_ORDER_COLUMNS = (
+    "seq, client_order_id, status, filled_qty, filled_avg_price, reason, symbol, side"
+)
 
 
 def _outcome(row: sqlite3.Row) -> OrderOutcome:
@@ -79,6 +81,8 @@ def _outcome(row: sqlite3.Row) -> OrderOutcome:
         filled_qty=row["filled_qty"],
         filled_avg_price=row["filled_avg_price"],
         reason=row["reason"],
+        symbol=row["symbol"],
+        side=Side(row["side"]),
     )
 
 
@@ -163,6 +167,19 @@ class SimBroker:
     def lookup(self, client_order_id: str) -> OrderOutcome | None:
         self._settle()
         return self._stored(client_order_id)
+
+    def cancel(self, broker_order_id: str) -> None:
+        self._settle()
+        seq = int(broker_order_id.removeprefix("sim-"))
+        with self._transaction():
+            self._db.execute(
+                "UPDATE orders SET status = ?, reason = ? WHERE seq = ? AND status = ?",
+                (OrderStatus.CANCELED.value, "canceled on request", seq,
+                 OrderStatus.ACCEPTED.value),
+            )
+
+    def market_open(self) -> bool:
+        return True
 
     def close(self) -> None:
         self._db.close()

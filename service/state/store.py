@@ -235,6 +235,14 @@ class StateStore:
         )
         return [(str(a), str(b), str(c), float(d), str(e)) for a, b, c, d, e in rows]
 
+    def filled_by_symbol(self) -> dict[str, float]:
+        """Per symbol, the signed quantity our intents have filled, ever."""
+        rows = self._conn.execute(
+            "SELECT symbol, SUM(CASE side WHEN 'buy' THEN filled_qty ELSE -filled_qty END) "
+            "FROM intents GROUP BY symbol"
+        )
+        return {str(symbol): float(qty) for symbol, qty in rows}
+
     # -- internals ---------------------------------------------------------------------
 
     def _transaction(self) -> _Transaction:

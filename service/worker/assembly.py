@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import structlog
 
 from service.broker.base import Broker
 from service.broker.sim import SimBroker
-from service.clock import Clock, FastClock, PacedClock
+from service.clock import Clock, FastClock, PacedClock, wall_clock
 from service.config_loader import LoadedConfig, resolve_beside
 from service.market.base import MarketFeed
 from service.market.csv_replay import CsvMarket, CsvSettings
 from service.market.synthetic import SyntheticMarket, SyntheticSettings
 from service.state.store import StateStore
 
+if TYPE_CHECKING:
+    from service.broker.alpaca_client import AlpacaClient
+
+log = structlog.get_logger("service.worker")
 WALL_ANCHOR_KEY = "clock.wall_anchor"
+_ALPACA_CLIENTS: dict[str, object] = {}  # per account: ONE client, so ONE request budget
 
 
 def state_path(state_dir: Path, account: str) -> Path:
@@ -26,8 +34,15 @@ def sim_broker_path(state_dir: Path, account: str) -> Path:
     return state_dir / f"{account}.sim-broker.sqlite"
 
 
-def build_market(config: LoadedConfig) -> MarketFeed:
+def build_market(config: LoadedConfig, account: str | None = None) -> MarketFeed:
     market = config.settings.market
+    if market.kind == "alpaca":
+        from service.market.alpaca import AlpacaMarket  # noqa: PLC0415 - alpaca-py on demand
+
+        if account is None:
+            raise ValueError("market kind 'alpaca' needs the account whose keys it uses")
+        return AlpacaMarket(alpaca_client(config, account), market.bar_interval,
+                            market.alpaca.feed)
     if market.kind == "synthetic":
         s = market.synthetic
         return SyntheticMarket(
@@ -64,8 +79,19 @@ def first_trading_bar(
 ) -> datetime:
     """The first bar with a full window of history behind it."""
     settings = config.settings
+    if settings.market.kind == "alpaca" and settings.clock.mode == "wall":
+        return live_clock(config, market).latest_bar()  # live: the history is back-filled
     start = market.first_bar_time(symbols) or settings.market.synthetic.start
+    if settings.market.kind == "alpaca" and settings.market.alpaca.replay_start is not None:
+        start = settings.market.alpaca.replay_start
     return start + (settings.model.window + 1) * market.bar_interval
+
+
+def live_clock(config: LoadedConfig, market: MarketFeed) -> Clock:
+    """Wall time, held back by the poll delay: a bar counts as closed `poll_delay_s` after
+    its close, when Alpaca has published it."""
+    delay = timedelta(seconds=config.settings.market.alpaca.poll_delay_s)
+    return wall_clock(market.bar_interval, now=lambda: datetime.now(UTC) - delay)
 
 
 def build_clock(
@@ -76,6 +102,8 @@ def build_clock(
     store: StateStore,
 ) -> Clock:
     clock = config.settings.clock
+    if clock.mode == "wall":
+        return live_clock(config, market)
     if clock.mode == "fast":
         return FastClock(market.bar_interval, end=market.last_bar_time(symbols))
     return PacedClock(
@@ -104,6 +132,12 @@ def build_broker(
     market: MarketFeed,
     now: Callable[[], datetime],
 ) -> Broker:
+    if config.settings.broker.kind == "alpaca":
+        from service.broker.alpaca import AlpacaBroker  # noqa: PLC0415 - alpaca-py on demand
+
+        alpaca = config.settings.broker.alpaca
+        return AlpacaBroker(alpaca_client(config, account), alpaca.submit_attempts,
+                            alpaca.trade_when_closed)
     sim = config.settings.broker.sim
     return SimBroker(
         sim_broker_path(state_dir, account),
@@ -112,3 +146,33 @@ def build_broker(
         starting_cash=sim.starting_cash,
         allow_short=sim.allow_short,
     )
+
+
+def alpaca_client(config: LoadedConfig, account: str) -> AlpacaClient:
+    """The account's one Alpaca client (built on first use in this process): trading,
+    market data and reconciliation share its timeouts and its request budget."""
+    from service.broker.alpaca_client import AlpacaClient, HttpPolicy  # noqa: PLC0415
+    from service.broker.request_budget import RequestBudget  # noqa: PLC0415
+    from service.secrets import load_keys  # noqa: PLC0415
+
+    known = _ALPACA_CLIENTS.get(account)
+    if isinstance(known, AlpacaClient):
+        return known
+    settings = config.settings
+    broker, http = settings.broker.alpaca, settings.broker.alpaca.http
+    trading_url, data_url = broker.url_override, settings.market.alpaca.url_override
+    if trading_url or data_url:
+        log.warning("alpaca.url_override", trading_url=trading_url, data_url=data_url,
+                    reason="not Alpaca's own endpoints: tests or a self-hosted gateway")
+    policy = HttpPolicy(http.timeout_s, http.read_attempts, http.backoff_s, http.max_backoff_s)
+    budget = RequestBudget(http.requests_per_minute)
+    client = AlpacaClient(load_keys(account, key_dir(config)), budget, policy,
+                          trading_url=trading_url, data_url=data_url)
+    _ALPACA_CLIENTS[account] = client
+    return client
+
+
+def key_dir(config: LoadedConfig) -> Path | None:
+    """broker.alpaca.key_dir, relative to service.toml."""
+    configured = config.settings.broker.alpaca.key_dir
+    return None if configured is None else resolve_beside(config.settings_path, configured)

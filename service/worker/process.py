@@ -10,27 +10,33 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import queue
 import signal
 import sys
 import threading
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import structlog
 
-from gpu_backend import select_backend
+from gpu_backend import BatchShape, select_backend
+from service.broker.base import BrokerError
 from service.clock import Clock
 from service.config_loader import LoadedConfig
 from service.logs import configure_logging
+from service.market.base import MarketDataError
 from service.state.store import StateStore
 from service.worker import assembly
 from service.worker.fault_points import FaultPoints
 from service.worker.trader import BarCursor, Trader
 
 log = structlog.get_logger("service.worker")
+Inbox = queue.SimpleQueue[tuple[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -62,25 +68,29 @@ def worker_main(spec: WorkerSpec, conn: Connection, stdout: Connection, stderr: 
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     logging_settings = spec.config.settings.logging
     configure_logging(logging_settings.level, spec.log_format, account=spec.account)
-    stop = threading.Event()
+    stop, inbox = threading.Event(), Inbox()
     _install_stop_handlers(stop)
-    threading.Thread(target=_watch_parent, args=(conn, stop), daemon=True).start()
-    run_worker(spec, stop, conn)
+    threading.Thread(target=_watch_parent, args=(conn, stop, inbox), daemon=True).start()
+    run_worker(spec, stop, conn, inbox)
 
 
-def run_worker(spec: WorkerSpec, stop: threading.Event, conn: Connection | None = None) -> int:
+def run_worker(
+    spec: WorkerSpec, stop: threading.Event, conn: Connection | None = None,
+    inbox: Inbox | None = None,
+) -> int:
     """Build the parts, resume, trade until stopped; returns the last checkpoint's seq."""
     config, account = spec.config, spec.account
-    backend = select_backend(config.settings.model.backend)
-    market = assembly.build_market(config)
+    backend = select_backend(config.settings.model.backend, _batch_shape(config, account))
+    market = assembly.build_market(config, account)
     symbols = config.instruments.symbols(account)
     first_bar = assembly.first_trading_bar(config, market, symbols)
     store = StateStore(assembly.state_path(spec.state_dir, account))
     cursor = BarCursor(first_bar - market.bar_interval)
     broker = assembly.build_broker(config, account, spec.state_dir, market, cursor)
     clock = assembly.build_clock(config, market, symbols, first_bar, store)
-    trader = Trader(account, config, market, broker, store, backend, clock.latest_bar, cursor)
     faults, beat = FaultPoints(spec.faults, account), Heartbeat(conn)
+    trader = Trader(account, config, market, broker, store, backend, clock.latest_bar, cursor,
+                    faults)
     try:
         faults.hit("start")
         resumed = trader.resume()
@@ -93,11 +103,21 @@ def run_worker(spec: WorkerSpec, stop: threading.Event, conn: Connection | None 
             instruments=len(symbols),
         )
         beat.send("started", resumed, spec.config.settings.supervision.startup_budget_s)
-        _trade(trader, clock, cursor, stop, spec, beat, faults)
+        _trade(trader, clock, cursor, stop, spec, beat, faults, inbox or Inbox())
     finally:
         broker.close()
         store.close()
     return trader.seq
+
+
+def _batch_shape(config: LoadedConfig, account: str) -> BatchShape:
+    """What one update computes, for `auto` to time both backends on."""
+    model, rotation = config.settings.model, config.settings.rotation
+    entry = config.instruments.accounts.get(account)
+    instruments = len(entry.symbols) if entry else 1
+    if rotation.batch_size:
+        instruments = min(instruments, rotation.batch_size)
+    return BatchShape(instruments * model.chains, model.window, model.states)
 
 
 def _trade(
@@ -108,6 +128,7 @@ def _trade(
     spec: WorkerSpec,
     beat: Heartbeat,
     faults: FaultPoints,
+    inbox: Inbox,
 ) -> None:
     """Bar after bar. The heartbeat comes from this loop, never from a side thread, so a
     blocked loop is a silent one."""
@@ -115,6 +136,10 @@ def _trade(
     update_allowance = supervision.startup_budget_s  # the first update may be a cold one
     reason = "stop-after reached"
     while not stop.is_set() and (spec.stop_at_seq is None or trader.seq < spec.stop_at_seq):
+        _take_messages(trader, inbox)
+        if trader.retired:
+            reason = "account removed from the instruments file"
+            break
         beat.send("beat", trader.seq, supervision.heartbeat_s)
         bar_time = clock.wait_for_bar_after(cursor.value, stop, timeout=supervision.heartbeat_s)
         if bar_time is None:
@@ -125,12 +150,23 @@ def _trade(
         beat.send("beat", trader.seq, update_allowance)
         faults.hit("update")
         started = time.monotonic()
-        if trader.update(bar_time) is not None:
+        if _update(trader, bar_time):
             beat.send("updated", trader.seq, supervision.heartbeat_s)
         update_allowance = max(supervision.update_budget_s, 10 * (time.monotonic() - started))
     if stop.is_set():
         reason = "stop requested"
     log.info("worker.stopping", seq=trader.seq, reason=reason)
+
+
+def _update(trader: Trader, bar_time: datetime) -> bool:
+    """One update; a broker or market outage (after the client's own retries) costs this
+    update only: nothing was checkpointed, and the next bar catches up."""
+    try:
+        return trader.update(bar_time) is not None
+    except (BrokerError, MarketDataError) as error:
+        log.warning("update.failed", bar_time=bar_time.isoformat(), reason=str(error),
+                    next="retry at the next bar")
+        return False
 
 
 def _install_stop_handlers(stop: threading.Event) -> None:
@@ -141,11 +177,21 @@ def _install_stop_handlers(stop: threading.Event) -> None:
     signal.signal(signal.SIGINT, record)
 
 
-def _watch_parent(conn: Connection, stop: threading.Event) -> None:
-    """The supervisor keeps its end open while it lives; EOF means it is gone."""
+def _watch_parent(conn: Connection, stop: threading.Event, inbox: Inbox) -> None:
+    """Control messages from the supervisor, queued for the main loop, which acts on them
+    between updates. The supervisor keeps its end open while it lives: EOF means it is
+    gone."""
     try:
-        while conn.recv() != "stop":
-            pass
+        while True:
+            inbox.put(conn.recv())
     except (EOFError, OSError):
         pass  # the supervisor died or closed the pipe: treat it as a stop request
     stop.set()
+
+
+def _take_messages(trader: Trader, inbox: Inbox) -> None:
+    """Apply what the supervisor sent (a new configuration), never mid-update."""
+    while not inbox.empty():
+        kind, payload = inbox.get()
+        if kind == "config":
+            trader.apply_config(payload)

@@ -25,6 +25,8 @@ from service.state.store import Checkpoint, DecisionRow, StateStore
 from service.strategy import Decision, Signal, decide, order_intents
 from service.types import BrokerSnapshot, OrderIntent, OrderOutcome, Symbol
 from service.worker.book import Book, InstrumentState, decode_book, encode_book, instrument_key
+from service.worker.fault_points import FaultPoints
+from service.worker.reconcile import Reconciler
 from service.worker.rotation import next_batch
 
 log = structlog.get_logger("service.worker")
@@ -74,6 +76,7 @@ class Trader:
         backend: Backend,
         latest_bar: Callable[[], datetime],
         cursor: BarCursor,
+        faults: FaultPoints | None = None,
     ) -> None:
         self.account = account
         self.config = config
@@ -92,22 +95,42 @@ class Trader:
         self.book = Book(instruments={})
         self.seq = 0
         self.last_bar_time: datetime | None = None
+        self.reconciler = Reconciler(broker, store)
+        self.faults = faults or FaultPoints()  # test-only crash points; none in production
 
     @property
     def symbols(self) -> tuple[Symbol, ...]:
-        return self.config.instruments.symbols(self.account)
+        entry = self.config.instruments.accounts.get(self.account)
+        return entry.symbols if entry else ()
+
+    @property
+    def retired(self) -> bool:
+        """The account has left the instruments file and every position is closed."""
+        return not self.symbols and not self.book.retiring()
+
+    def apply_config(self, config: LoadedConfig) -> None:
+        """A new instruments file, taken between two updates."""
+        self.config = config
+        added, removed = self._sync_rotation()
+        log.info("instruments.applied", added=added, removed=removed,
+                 config_hash=config.config_hash, after_seq=self.seq)
+
+    def _sync_rotation(self) -> tuple[list[Symbol], list[Symbol]]:
+        return self.book.sync_rotation(self.symbols, self.config.settings.rotation.on_removal)
 
     # -- start-up ----------------------------------------------------------------------
 
     def resume(self) -> int:
-        """Load the newest checkpoint (if any) and settle every open intent."""
+        """Load the newest checkpoint (if any), settle every open intent, then reconcile
+        with the broker (cancel stale open orders, adopt its positions)."""
         checkpoint = self.store.latest()
         if checkpoint is not None:
             self.book = decode_book(checkpoint.model, checkpoint.book)
             self.seq, self.last_bar_time = checkpoint.seq, checkpoint.bar_time
             self.cursor.value = checkpoint.bar_time
-        self.book.ensure(self.symbols)
+        self._sync_rotation()  # the file may have changed while we were down
         self.resolve_open_intents()
+        self.reconciler.at_start(self.symbols)
         return self.seq
 
     def resolve_open_intents(self) -> None:
@@ -134,7 +157,7 @@ class Trader:
         )
         with timer.stage("fetch"):
             fresh = self._fetch(batch, bar_time)
-        if not fresh:
+        if not fresh and not self.book.retiring():
             self.book.cursor = cursor  # move on, or a slice without data would stall the rotation
             log.debug("update.skipped", bar_time=bar_time.isoformat(), reason="no new bars")
             return None
@@ -143,13 +166,20 @@ class Trader:
             estimate, info = self._refresh(ready, seq)
         with timer.stage("strategy"):
             snapshot = self.broker.snapshot()
+            if seq % self.config.settings.broker.reconcile_every == 0:
+                self.reconciler.adopt_positions(snapshot)
             rows, intents = self._decide(ready, estimate, snapshot, seq)
+            if intents and not self.broker.market_open():
+                log.info("orders.held", count=len(intents), reason="market closed")
+                intents = []
         self.book.cursor = cursor
         with timer.stage("checkpoint"):
             self._checkpoint(seq, bar_time, snapshot, rows, intents)
+        if intents:
+            self.faults.hit("after_checkpoint")  # test-only: a crash before any POST
         with timer.stage("orders"):
             for intent in intents:
-                self._send(intent)
+                self._send(intent, seq)
         self.seq, self.last_bar_time = seq, bar_time
         self._log_update(seq, bar_time, batch, ready, fresh, estimate, info, intents, timer)
         return UpdateReport(seq, bar_time, len(intents))
@@ -191,22 +221,35 @@ class Trader:
         snapshot: BrokerSnapshot,
         seq: int,
     ) -> tuple[list[DecisionRow], list[OrderIntent]]:
+        """Targets for the modelled instruments, and flat targets for those leaving the
+        rotation until the broker shows them flat."""
+        budget = snapshot.equity / max(1, len(self.symbols))
+        decisions, rows = self._model_decisions(ready, estimate, budget)
+        retired = self.book.drop_flat(snapshot)
+        if retired:
+            log.info("instruments.retired", symbols=retired, reason="flat after removal")
+        decisions += [Decision(s, False, 0.0, 0.0) for s in self.book.retiring()]
+        prices = {d.symbol: float(self.book.instruments[d.symbol].last_close or 0.0)
+                  for d in decisions}
+        strategy = self.config.settings.strategy
+        intents = order_intents(decisions, snapshot, prices, budget, self.account, seq, strategy)
+        return rows, intents
+
+    def _model_decisions(
+        self, ready: list[Symbol], estimate: RegimeEstimate | None, budget: float
+    ) -> tuple[list[Decision], list[DecisionRow]]:
         if estimate is None:
             return [], []
-        budget = snapshot.equity / len(self.symbols)
-        strategy = self.config.settings.strategy
         decisions, rows = [], []
         for i, symbol in enumerate(ready):
             state = self.book.instruments[symbol]
             signal = _signal(symbol, estimate, i, state)
-            decision = decide(signal, state.decision, budget, strategy)
+            decision = decide(signal, state.decision, budget, self.config.settings.strategy)
             self._note_regime(state, estimate, i)
             state.decision = decision
             decisions.append(decision)
             rows.append(_decision_row(signal, decision, estimate, i))
-        prices = {s: float(self.book.instruments[s].last_close or 0.0) for s in ready}
-        intents = order_intents(decisions, snapshot, prices, budget, self.account, seq, strategy)
-        return rows, intents
+        return decisions, rows
 
     def _note_regime(self, state: InstrumentState, estimate: RegimeEstimate, i: int) -> None:
         regime = int(np.argmax(estimate.regime_probs[i]))
@@ -243,7 +286,7 @@ class Trader:
         )
         self.store.commit_update(checkpoint, rows, intents)
 
-    def _send(self, intent: OrderIntent) -> OrderOutcome:
+    def _send(self, intent: OrderIntent, seq: int | None = None) -> OrderOutcome:
         log.info(
             "order.submitted",
             symbol=intent.symbol,
@@ -253,6 +296,8 @@ class Trader:
             status="pending",
         )
         outcome = self.broker.submit(intent)
+        if seq is not None:  # in an update, not a resend at start-up
+            self.faults.hit("after_post")
         self._record(intent, outcome)
         return outcome
 

@@ -114,6 +114,12 @@ class CrashingBroker:
             self.inner.submit(intent)
         raise Crash
 
+    def cancel(self, broker_order_id: str) -> None:
+        self.inner.cancel(broker_order_id)
+
+    def market_open(self) -> bool:
+        return self.inner.market_open()
+
     def close(self) -> None:
         self.inner.close()
 

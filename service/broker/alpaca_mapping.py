@@ -1,0 +1,197 @@
+"""Translation between Alpaca's JSON and our types: mapping tables and x_to_y functions.
+
+Pure: no I/O, no alpaca-py. Each table is read both ways (tests/alpaca/test_mapping.py
+round-trips every row). Alpaca sends numbers as strings ("2", "101.5") and bar times as
+the bar's START; our `Bar.time` is its close, so the interval is added on the way in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from service.types import Bar, BrokerSnapshot, OrderOutcome, OrderStatus, Position, Side, utc
+
+Json = dict[str, Any]
+
+# Alpaca order status -> ours. The FIRST row naming each of our statuses is the one used
+# the other way. Alpaca's "pending_*", "held", "calculated"... are all still working.
+ORDER_STATUS: tuple[tuple[str, OrderStatus], ...] = (
+    ("new", OrderStatus.ACCEPTED),
+    ("filled", OrderStatus.FILLED),
+    ("partially_filled", OrderStatus.PARTIALLY_FILLED),
+    ("rejected", OrderStatus.REJECTED),
+    ("canceled", OrderStatus.CANCELED),
+    ("expired", OrderStatus.EXPIRED),
+    ("accepted", OrderStatus.ACCEPTED),
+    ("pending_new", OrderStatus.ACCEPTED),
+    ("accepted_for_bidding", OrderStatus.ACCEPTED),
+    ("held", OrderStatus.ACCEPTED),
+    ("calculated", OrderStatus.ACCEPTED),
+    ("pending_cancel", OrderStatus.ACCEPTED),
+    ("pending_replace", OrderStatus.ACCEPTED),
+    ("stopped", OrderStatus.ACCEPTED),
+    ("suspended", OrderStatus.ACCEPTED),
+    ("done_for_day", OrderStatus.EXPIRED),
+    ("replaced", OrderStatus.CANCELED),
+)
+SIDE: tuple[tuple[str, Side], ...] = (("buy", Side.BUY), ("sell", Side.SELL))
+# Our bar interval -> Alpaca's timeframe (amount, unit); amounts Alpaca accepts per unit.
+TIMEFRAME_UNITS: tuple[tuple[str, timedelta, int], ...] = (
+    ("Day", timedelta(days=1), 1),
+    ("Hour", timedelta(hours=1), 23),
+    ("Min", timedelta(minutes=1), 59),
+)
+
+_STATUS_IN = dict(ORDER_STATUS)
+_STATUS_OUT = {ours: theirs for theirs, ours in reversed(ORDER_STATUS)}
+_SIDE_IN, _SIDE_OUT = dict(SIDE), {ours: theirs for theirs, ours in SIDE}
+
+
+class MappingError(ValueError):
+    """Alpaca sent something we cannot read; says which field and value."""
+
+
+def status_from_alpaca(status: str) -> OrderStatus:
+    try:
+        return _STATUS_IN[status]
+    except KeyError:
+        raise MappingError(f"unknown Alpaca order status {status!r}; add it to "
+                           "ORDER_STATUS in service/broker/alpaca_mapping.py") from None
+
+
+def status_to_alpaca(status: OrderStatus) -> str:
+    return _STATUS_OUT[status]
+
+
+def side_from_alpaca(side: str) -> Side:
+    try:
+        return _SIDE_IN[side]
+    except KeyError:
+        raise MappingError(f"unknown Alpaca order side {side!r}") from None
+
+
+def side_to_alpaca(side: Side) -> str:
+    return _SIDE_OUT[side]
+
+
+def number(value: Any, name: str) -> float:
+    """Alpaca's numeric strings ("2", "-3.5") and nulls (0.0) as floats."""
+    if value is None or value == "":
+        return 0.0
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise MappingError(f"{name}: not a number: {value!r}") from None
+
+
+def time_from_alpaca(text: str) -> datetime:
+    """RFC 3339 with 'Z' and up to nanoseconds -> aware UTC datetime."""
+    head, _, frac = text.rstrip("Z").replace("+00:00", "").partition(".")
+    stamp = datetime.fromisoformat(f"{head}.{(frac + '000000')[:6]}+00:00")
+    return utc(stamp)
+
+
+def time_to_alpaca(ts: datetime) -> str:
+    return utc(ts).isoformat().replace("+00:00", "Z")
+
+
+# -- orders -------------------------------------------------------------------------------
+
+
+def order_to_outcome(order: Json) -> OrderOutcome:
+    filled = number(order.get("filled_qty"), "filled_qty")
+    price = order.get("filled_avg_price")
+    status = status_from_alpaca(str(order["status"]))
+    return OrderOutcome(
+        client_order_id=str(order["client_order_id"]),
+        status=status,
+        broker_order_id=str(order["id"]),
+        filled_qty=filled,
+        filled_avg_price=None if price is None else number(price, "filled_avg_price"),
+        reason=f"alpaca status {order['status']}" if status == OrderStatus.REJECTED else None,
+        symbol=order.get("symbol"),
+        side=side_from_alpaca(order["side"]) if order.get("side") else None,
+    )
+
+
+def outcome_to_order(outcome: OrderOutcome, qty: float) -> Json:
+    """The order JSON Alpaca would send for `outcome` (the mapping read the other way)."""
+    return {
+        "id": outcome.broker_order_id,
+        "client_order_id": outcome.client_order_id,
+        "status": status_to_alpaca(outcome.status),
+        "symbol": outcome.symbol,
+        "side": side_to_alpaca(outcome.side) if outcome.side else None,
+        "qty": f"{qty:g}",
+        "filled_qty": f"{outcome.filled_qty:g}",
+        "filled_avg_price": None if outcome.filled_avg_price is None
+        else f"{outcome.filled_avg_price:g}",
+    }
+
+
+# -- positions and the account -------------------------------------------------------------
+
+
+def position_from_alpaca(position: Json) -> Position:
+    return Position(
+        symbol=str(position["symbol"]),
+        qty=number(position["qty"], "qty"),
+        avg_entry_price=number(position.get("avg_entry_price"), "avg_entry_price"),
+    )
+
+
+def position_to_alpaca(position: Position) -> Json:
+    return {
+        "symbol": position.symbol,
+        "qty": f"{position.qty:g}",
+        "side": "long" if position.qty > 0 else "short",
+        "avg_entry_price": f"{position.avg_entry_price:g}",
+    }
+
+
+def snapshot_from_alpaca(
+    account: Json, positions: Iterable[Json], open_orders: Iterable[Json]
+) -> BrokerSnapshot:
+    held = [position_from_alpaca(p) for p in positions]
+    return BrokerSnapshot(
+        cash=number(account.get("cash"), "cash"),
+        equity=number(account.get("equity"), "equity"),
+        positions={p.symbol: p for p in held if p.qty},
+        open_orders=tuple(order_to_outcome(o) for o in open_orders),
+    )
+
+
+# -- bars -----------------------------------------------------------------------------------
+
+
+def interval_to_timeframe(interval: timedelta) -> tuple[int, str]:
+    """1m -> (1, "Min"), 4h -> (4, "Hour"), 1d -> (1, "Day"); refuses what Alpaca cannot serve."""
+    for unit, size, most in TIMEFRAME_UNITS:
+        amount, rest = divmod(interval, size)
+        if not rest and 1 <= amount <= most:
+            return int(amount), unit
+    raise MappingError(f"interval {interval} has no Alpaca timeframe: use 1-59 minutes, "
+                       "1-23 hours or 1 day")
+
+
+def timeframe_to_interval(amount: int, unit: str) -> timedelta:
+    sizes = {name: size for name, size, _ in TIMEFRAME_UNITS}
+    return amount * sizes[unit]
+
+
+def bar_from_alpaca(bar: Json, interval: timedelta) -> Bar:
+    return Bar(
+        time=time_from_alpaca(str(bar["t"])) + interval,
+        open=number(bar["o"], "o"),
+        high=number(bar["h"], "h"),
+        low=number(bar["l"], "l"),
+        close=number(bar["c"], "c"),
+        volume=number(bar["v"], "v"),
+    )
+
+
+def bar_to_alpaca(bar: Bar, interval: timedelta) -> Json:
+    return {"t": time_to_alpaca(bar.time - interval), "o": bar.open, "h": bar.high,
+            "l": bar.low, "c": bar.close, "v": bar.volume, "n": None, "vw": None}

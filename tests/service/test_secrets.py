@@ -1,0 +1,79 @@
+"""API keys: from the environment or an owner-only key file; never in a log line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import structlog
+
+from service.logs import REDACTED, configure_logging
+from service.secrets import SecretsError, load_keys
+
+KEY_ID, SECRET = "PKLEAKTEST000000001", "leak-test-secret-value-01"
+
+
+def key_file(folder: Path, mode: int, body: str | None = None) -> Path:
+    path = folder / "alpha.toml"
+    path.write_text(body if body is not None else f'key_id = "{KEY_ID}"\nsecret = "{SECRET}"\n')
+    path.chmod(mode)
+    return path
+
+
+def test_keys_come_from_the_environment_per_account() -> None:
+    env = {"REGIME_TRADER_PAPER_2_KEY_ID": KEY_ID, "REGIME_TRADER_PAPER_2_SECRET": SECRET}
+    keys = load_keys("paper-2", None, env)
+    assert (keys.key_id, keys.secret) == (KEY_ID, SECRET)
+    assert KEY_ID not in repr(keys) and SECRET not in repr(keys)
+
+
+def test_half_a_pair_in_the_environment_is_refused_by_name() -> None:
+    with pytest.raises(SecretsError, match="REGIME_TRADER_ALPHA_SECRET is unset"):
+        load_keys("alpha", None, {"REGIME_TRADER_ALPHA_KEY_ID": KEY_ID})
+
+
+def test_an_owner_only_key_file_is_read(tmp_path: Path) -> None:
+    key_file(tmp_path, 0o600)
+    assert load_keys("alpha", tmp_path, {}).secret == SECRET
+
+
+def test_a_key_file_others_can_read_is_refused_with_the_fix(tmp_path: Path) -> None:
+    path = key_file(tmp_path, 0o644)
+    with pytest.raises(SecretsError, match=f"chmod 600 {path}"):
+        load_keys("alpha", tmp_path, {})
+
+
+def test_no_keys_anywhere_says_both_ways_to_provide_them(tmp_path: Path) -> None:
+    with pytest.raises(SecretsError, match=r"REGIME_TRADER_ALPHA_KEY_ID.*key_dir"):
+        load_keys("alpha", None, {})
+    with pytest.raises(SecretsError, match="cannot read the key file"):
+        load_keys("alpha", tmp_path, {})
+
+
+def test_a_malformed_key_file_is_refused_without_quoting_it(tmp_path: Path) -> None:
+    key_file(tmp_path, 0o600, f'key_id = "{KEY_ID}\nsecret = 3')
+    with pytest.raises(SecretsError) as caught:
+        load_keys("alpha", tmp_path, {})
+    assert KEY_ID not in str(caught.value)
+
+
+def test_loaded_keys_are_redacted_from_every_log_line(capsys: pytest.CaptureFixture[str]) -> None:
+    load_keys("alpha", None, {"REGIME_TRADER_ALPHA_KEY_ID": KEY_ID,
+                              "REGIME_TRADER_ALPHA_SECRET": SECRET})
+    configure_logging("info", "json")
+    try:
+        log = structlog.get_logger("test")
+        log.info("leak.attempt", header=f"APCA-API-SECRET-KEY: {SECRET}",
+                 nested={"keys": [KEY_ID, "fine"]})
+        try:
+            raise RuntimeError(f"bad key {KEY_ID}")
+        except RuntimeError:
+            log.exception("leak.traceback")
+    finally:
+        structlog.reset_defaults()  # the configured stream is capsys's: do not leak it on
+    out = capsys.readouterr().out
+    assert KEY_ID not in out and SECRET not in out
+    first = json.loads(out.splitlines()[0])
+    assert first["header"] == f"APCA-API-SECRET-KEY: {REDACTED}"
+    assert first["nested"] == {"keys": [REDACTED, "fine"]}
