@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -51,6 +51,15 @@ class LoadedConfig:
     instruments_path: Path
     settings_hash: str
     instruments_hash: str
+
+    def with_instruments(self, instruments: InstrumentsFile) -> LoadedConfig:
+        """The same settings with a new, already validated, instruments file."""
+        return replace(self, instruments=instruments, instruments_hash=content_hash(instruments))
+
+    @property
+    def active_accounts(self) -> tuple[str, ...]:
+        """Accounts that have instruments, in the settings' order: each gets a worker."""
+        return tuple(a for a in self.settings.account_names if a in self.instruments.accounts)
 
     @property
     def config_hash(self) -> str:
@@ -99,7 +108,7 @@ def parse_model(path: Path, model: type[M]) -> M:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    raw = _read_bytes(path)
+    raw = read_bounded(path)
     if not raw.strip():
         raise ConfigError([ConfigProblem(str(path), "(file)", "the file is empty")])
     try:
@@ -112,7 +121,7 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError([ConfigProblem(str(path), "(syntax)", msg)]) from None
 
 
-def _read_bytes(path: Path) -> bytes:
+def read_bounded(path: Path) -> bytes:
     try:
         with path.open("rb") as handle:
             raw = handle.read(MAX_CONFIG_BYTES + 1)
@@ -138,11 +147,6 @@ def check_accounts_match(
         )
         for name in instruments.accounts
         if name not in known
-    ]
-    problems += [
-        ConfigProblem(str(path), f"accounts.{name}", "no instruments for this account; add them")
-        for name in settings.account_names
-        if name not in instruments.accounts
     ]
     if problems:
         raise ConfigError(problems)

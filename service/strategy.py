@@ -74,14 +74,15 @@ def order_intents(
 ) -> list[OrderIntent]:
     """Orders that move each position to its target, skipping trivial rebalances and
     symbols that already have an order working (a second one would double the trade)."""
-    busy = {_id_symbol_part(o.client_order_id) for o in snapshot.open_orders}
+    busy = {id_symbol_part(o.client_order_id) for o in snapshot.open_orders}
     intents = []
     for decision in decisions:
         delta = decision.target_qty - snapshot.qty(decision.symbol)
-        if _id_symbol(decision.symbol) in busy or not delta:
+        if order_id_symbol(decision.symbol) in busy or not delta:
             continue
-        if abs(delta) * prices[decision.symbol] < settings.min_trade_fraction * budget:
-            continue
+        small = abs(delta) * prices[decision.symbol] < settings.min_trade_fraction * budget
+        if small and decision.target_qty != 0:
+            continue  # a trivial rebalance; going flat is never trivial
         side = Side.BUY if delta > 0 else Side.SELL
         cid = client_order_id(account, seq, decision.symbol)
         intents.append(OrderIntent(cid, decision.symbol, side, abs(delta)))
@@ -94,12 +95,13 @@ def client_order_id(account: str, seq: int, symbol: Symbol) -> str:
     'rt-' + account (<=16) + '-' + seq (<=10 digits) + '-' + symbol (<=16 characters;
     '.' becomes '_' and '/' becomes '__', so BRK.B, BTC/USD and BTC.USD stay distinct).
     """
-    return f"rt-{account}-{seq}-{_id_symbol(symbol)}"
+    return f"rt-{account}-{seq}-{order_id_symbol(symbol)}"
 
 
-def _id_symbol(symbol: Symbol) -> str:
+def order_id_symbol(symbol: Symbol) -> str:
+    """How a symbol appears at the end of a client_order_id."""
     return symbol.replace("/", "__").replace(".", "_")
 
 
-def _id_symbol_part(cid: str) -> str:
+def id_symbol_part(cid: str) -> str:
     return cid.rsplit("-", 1)[-1]

@@ -76,8 +76,12 @@ class Notifier:
     def _report_failure(self, error: OSError) -> None:
         if not self._failed:
             self._failed = True
-            log.warning("sd_notify.failed", socket=self.address, error=str(error),
-                        hint="further failures are not logged; check the unit's NotifyAccess=")
+            log.warning(
+                "sd_notify.failed",
+                socket=self.address,
+                error=str(error),
+                hint="further failures are not logged; check the unit's NotifyAccess=",
+            )
 
 
 def socket_address(value: str) -> str | None:
@@ -88,8 +92,11 @@ def socket_address(value: str) -> str | None:
         return "\0" + value[1:]
     if value.startswith("/"):
         return value
-    log.warning("sd_notify.unsupported", socket=value,
-                hint="only AF_UNIX paths and @abstract names are supported; not notifying")
+    log.warning(
+        "sd_notify.unsupported",
+        socket=value,
+        hint="only AF_UNIX paths and @abstract names are supported; not notifying",
+    )
     return None
 
 
@@ -123,8 +130,12 @@ def _parse_int(name: str, value: str) -> int | None:
     try:
         return int(value)
     except ValueError:
-        log.warning("sd_notify.ignored", variable=name, value=value,
-                    hint="expected a decimal integer; the watchdog is not pinged")
+        log.warning(
+            "sd_notify.ignored",
+            variable=name,
+            value=value,
+            hint="expected a decimal integer; the watchdog is not pinged",
+        )
         return None
 
 

@@ -27,6 +27,8 @@ from service import __version__
 from service.config_loader import LoadedConfig
 from service.exit_codes import EX_OK, EX_SOFTWARE
 from service.logs import choose_format
+from service.reload.reloader import InstrumentsReloader, ReloadOutcome
+from service.reload.watcher import InstrumentsWatcher
 from service.state.reader import last_seq
 from service.supervisor.budget import RestartBudget, backoff_s
 from service.supervisor.sd_notify import Notifier, forget_notify_env, watchdog_interval_s
@@ -47,22 +49,24 @@ class Supervisor:
         stop_after: int | None,
         faults: tuple[str, ...] = (),
     ) -> None:
-        self.config = config
+        self.reloader = InstrumentsReloader(config)
         self.settings = config.settings.supervision
         self.state_dir = state_dir
         self.faults = faults
         self.log_format = choose_format(config.settings.logging.format, sys.stdout)
-        self.stop_at = {
-            a: _stop_at(state_dir, a, stop_after) for a in config.settings.account_names
-        }
-        self.workers = {
-            a: WorkerHandle(a, self.settings, self._account_budget())
-            for a in config.settings.account_names
-        }
+        self.stop_after = stop_after
+        self.workers: dict[str, WorkerHandle] = {}
+        for account in config.active_accounts:
+            self._add_worker(account)
         self.global_budget = RestartBudget(
             self.settings.global_intensity, self.settings.global_period_s
         )
         self.signals: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self.reload_requests: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self.watcher = InstrumentsWatcher(
+            config.instruments_path, config.settings.reload, self._record_file_change
+        )
+        self._next_poll = time.monotonic() + config.settings.reload.poll_s
         self._wake_r, self._wake_w = socket.socketpair()
         self.notifier = Notifier.from_env(os.environ)
         self._watchdog_s = watchdog_interval_s(os.environ)
@@ -72,8 +76,17 @@ class Supervisor:
         self.exit_code = EX_OK
         self._stop_deadline = float("inf")
 
-    def _account_budget(self) -> RestartBudget:
-        return RestartBudget(self.settings.restart_intensity, self.settings.restart_period_s)
+    @property
+    def config(self) -> LoadedConfig:
+        """The configuration in force: the settings, and the last good instruments file."""
+        return self.reloader.config
+
+    def _add_worker(self, account: str) -> WorkerHandle:
+        budget = RestartBudget(self.settings.restart_intensity, self.settings.restart_period_s)
+        worker = WorkerHandle(account, self.settings, budget)
+        worker.stop_at_seq = _stop_at(self.state_dir, account, self.stop_after)
+        self.workers[account] = worker
+        return worker
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -81,6 +94,8 @@ class Supervisor:
         self._install_handlers()
         for worker in self.workers.values():
             self._spawn(worker)
+        if self.config.settings.reload.watch:
+            self.watcher.start()
         log.info(
             "service.started",
             accounts=list(self.workers),
@@ -90,6 +105,7 @@ class Supervisor:
         )
         while not self._finished():
             self._step(self._timeout())
+        self.watcher.stop()
         log.info("service.stopped", reason=self._stop_reason(), exit_code=self.exit_code)
         return self.exit_code
 
@@ -97,6 +113,7 @@ class Supervisor:
         wait([self._wake_r, *(w for h in self.workers.values() for w in h.waitables())], timeout)
         self._drain_wakeups()
         self._dispatch_signals()
+        self._dispatch_reloads()
         now = time.monotonic()
         for worker in self.workers.values():
             worker.pump()
@@ -144,12 +161,56 @@ class Supervisor:
         self._signal_all(signal.SIGTERM)
 
     def handle_hup(self) -> None:
-        # Live reload of the instruments file is its own piece of work; until it lands,
-        # SIGHUP must not kill the daemon (its default action), and says what to do.
-        log.warning(
-            "config.reload_unavailable",
-            reason="live reload is not implemented yet; restart the service to apply",
+        self.reload("sighup")
+
+    # -- reload: SIGHUP, the watcher and the hash check all end here -------------------
+
+    def _record_file_change(self) -> None:
+        """Called on the watcher's thread: only record, the loop acts."""
+        self.reload_requests.put("watch")
+        self._wake_w.send(b"\0")
+
+    def _dispatch_reloads(self) -> None:
+        requested = set()
+        while not self.reload_requests.empty():
+            requested.add(self.reload_requests.get())
+        now = time.monotonic()
+        if now >= self._next_poll:
+            self._next_poll = now + self.config.settings.reload.poll_s
+            if self.reloader.changed_and_settled():
+                requested.add("poll")
+        if requested and not self.stopping:
+            self.reload("+".join(sorted(requested)))
+
+    def reload(self, source: str) -> None:
+        """Read, validate and apply the instruments file; a bad one changes nothing."""
+        self.notifier.reloading()
+        outcome = self.reloader.check()
+        path = str(self.config.instruments_path)
+        if outcome.status == "rejected":
+            log.error("config.rejected", source=source, file=path, errors=outcome.errors)
+        elif outcome.status == "unchanged":
+            log.info("config.unchanged", source=source, file=path)
+        else:
+            self._apply(outcome, source)
+        self.notifier.ready()
+
+    def _apply(self, outcome: ReloadOutcome, source: str) -> None:
+        new_accounts = [a for a in outcome.config.active_accounts if a not in self.workers]
+        log.info(
+            "config.applied",
+            source=source,
+            file=str(self.config.instruments_path),
+            config_hash=outcome.config.config_hash,
+            added=outcome.added,
+            removed=outcome.removed,
+            accounts_added=new_accounts,
         )
+        for account, worker in self.workers.items():
+            if worker.alive and (account in outcome.added or account in outcome.removed):
+                worker.send(("config", outcome.config))
+        for account in new_accounts:
+            self._spawn(self._add_worker(account))
 
     # -- workers -----------------------------------------------------------------------
 
@@ -158,7 +219,7 @@ class Supervisor:
             account=worker.account,
             config=self.config,
             state_dir=self.state_dir,
-            stop_at_seq=self.stop_at[worker.account],
+            stop_at_seq=worker.stop_at_seq,
             log_format=self.log_format,
             faults=self.faults,
         )

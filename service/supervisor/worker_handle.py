@@ -3,6 +3,7 @@ and the escalation that replaces a hung one (SIGUSR1 for its stacks, SIGTERM, SI
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -55,6 +56,7 @@ class WorkerHandle:
         self.done = False
         self.started = False
         self.last_seq = 0
+        self.stop_at_seq: int | None = None
 
     # -- life cycle --------------------------------------------------------------------
 
@@ -92,6 +94,13 @@ class WorkerHandle:
         if self.process is None or self.conn is None:
             return []
         return [self.process.sentinel, self.conn, *(r for r in self.readers if not r.closed)]
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        """A control message to the worker (it acts on it between updates)."""
+        if self.conn is not None:
+            # OSError: it is exiting; a restarted worker starts from the current config.
+            with contextlib.suppress(OSError):
+                self.conn.send(message)
 
     def signal(self, signum: signal.Signals) -> None:
         if self.process is not None and self.process.pid is not None and self.process.is_alive():

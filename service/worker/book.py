@@ -12,11 +12,11 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from regime_model.update import InstrumentCarry
 
+from regime_model.update import InstrumentCarry
 from service.state.codec import decode_arrays, encode_arrays
-from service.strategy import Decision
-from service.types import Bar, Symbol
+from service.strategy import Decision, id_symbol_part, order_id_symbol
+from service.types import Bar, BrokerSnapshot, Symbol
 
 
 def instrument_key(symbol: Symbol) -> int:
@@ -33,6 +33,7 @@ class InstrumentState:
     carry: InstrumentCarry | None = None
     decision: Decision | None = None
     regime: int | None = None
+    retiring: bool = False  # removed from the rotation; its position is being closed
 
     def append(self, bars: list[Bar], window: int) -> int:
         """Append bars newer than the last one seen; keep the last `window` returns."""
@@ -54,7 +55,38 @@ class Book:
 
     def ensure(self, symbols: tuple[Symbol, ...]) -> None:
         for symbol in symbols:
-            self.instruments.setdefault(symbol, InstrumentState(symbol))
+            self.instruments.setdefault(symbol, InstrumentState(symbol)).retiring = False
+
+    def sync_rotation(
+        self, symbols: tuple[Symbol, ...], on_removal: str
+    ) -> tuple[list[Symbol], list[Symbol]]:
+        """Make the book match the rotation: new symbols start cold; a symbol no longer in
+        it is closed out ("close": retiring until flat) or forgotten ("keep").
+        Returns (added, removed)."""
+        wanted = set(symbols)
+        added = sorted(wanted - self.instruments.keys())
+        removed = sorted(s for s, st in self.instruments.items()
+                         if s not in wanted and not st.retiring)
+        self.ensure(symbols)
+        for symbol in removed:
+            if on_removal == "close":
+                self.instruments[symbol].retiring = True
+            else:
+                del self.instruments[symbol]
+        return added, removed
+
+    def retiring(self) -> list[Symbol]:
+        return sorted(s for s, st in self.instruments.items() if st.retiring)
+
+    def drop_flat(self, snapshot: BrokerSnapshot) -> list[Symbol]:
+        """Forget retiring symbols the broker shows flat with no order working: their past
+        stays in older checkpoints and the decisions table."""
+        working = {id_symbol_part(o.client_order_id) for o in snapshot.open_orders}
+        flat = [s for s in self.retiring()
+                if snapshot.qty(s) == 0 and order_id_symbol(s) not in working]
+        for symbol in flat:
+            del self.instruments[symbol]
+        return flat
 
 
 def encode_book(book: Book) -> tuple[bytes, dict[str, Any]]:
@@ -83,6 +115,7 @@ def _state_meta(state: InstrumentState) -> dict[str, Any]:
         "last_bar_time": state.last_bar_time.isoformat() if state.last_bar_time else None,
         "last_close": state.last_close,
         "regime": state.regime,
+        "retiring": state.retiring,
         "decision": None
         if decision is None
         else {
@@ -113,4 +146,5 @@ def _state_from(
         carry=carry,
         decision=None if decision is None else Decision(symbol, **decision),
         regime=entry["regime"],
+        retiring=bool(entry.get("retiring", False)),
     )

@@ -74,10 +74,11 @@ def test_an_unknown_account_in_the_instruments_file_is_refused(tmp_path: Path) -
     assert "accounts.gamma" in message and "unknown account" in message
 
 
-def test_an_account_without_instruments_is_refused(tmp_path: Path) -> None:
+def test_an_account_without_instruments_is_idle(tmp_path: Path) -> None:
     settings = SETTINGS + '\n[[accounts]]\nname = "beta"\n'
-    [message] = problems(write_config(tmp_path, settings=settings))
-    assert "accounts.beta" in message and "no instruments" in message
+    config = load_config(write_config(tmp_path, settings=settings))
+    assert config.settings.account_names == ("alpha", "beta")
+    assert config.active_accounts == ("alpha",)
 
 
 def test_an_empty_or_missing_file_is_refused(tmp_path: Path) -> None:
