@@ -42,7 +42,7 @@ def test_stop_after_3_gives_three_updates_per_account_then_exits_0(
     daemon = run_daemon(
         "run", "--config", str(fast_config), "--state-dir", str(state), "--stop-after", "3"
     )
-    assert daemon.wait_exit() == 0, daemon._report("bad exit")
+    assert daemon.wait_exit() == 0, daemon.report("bad exit")
     for account in ("alpha", "beta"):
         updates = daemon.named("update.completed", account=account)
         assert [u["seq"] for u in updates] == [1, 2, 3]
@@ -134,7 +134,7 @@ def test_the_embedded_default_runs_paced_with_no_config_given(
     """The README's run command, with a stop: the shipped default, real pacing."""
     state = tmp_path / "state"
     daemon = run_daemon("run", "--state-dir", str(state), "--stop-after", "3")
-    assert daemon.wait_exit(timeout=180) == 0, daemon._report("bad exit")
+    assert daemon.wait_exit(timeout=180) == 0, daemon.report("bad exit")
     for account in ("alpha", "beta"):
         updates = daemon.named("update.completed", account=account)
         assert [u["seq"] for u in updates] == [1, 2, 3]

@@ -70,7 +70,7 @@ def test_a_csv_replay_skips_bad_rows_and_ends_with_the_data(
 
     daemon = run_daemon("run", "--config", str(config / "service.toml"),
                         "--state-dir", str(tmp_path / "state"))
-    assert daemon.wait_exit() == 0, daemon._report("bad exit")
+    assert daemon.wait_exit() == 0, daemon.report("bad exit")
     skipped = {(e["row"], e["reason"].split(":")[0]) for e in daemon.named("market.row_skipped")}
     assert all(e["file"].endswith("QQQ.csv") for e in daemon.named("market.row_skipped"))
     assert {row for row, _ in skipped} == {11, 21, 32}

@@ -114,7 +114,7 @@ def test_a_crash_loop_backs_off_parks_the_account_and_past_the_global_budget_exi
     state.mkdir()
     (state / "beta.sqlite").write_bytes(b"not a database " * 512)  # beta dies at start
     daemon = run_daemon("run", "--config", str(config), "--state-dir", str(state))
-    assert daemon.wait_exit() == 70, daemon._report("expected the global budget to run out")
+    assert daemon.wait_exit() == 70, daemon.report("expected the global budget to run out")
     backoffs = [
         e["backoff_s"] for e in daemon.named("worker.exited", account="beta") if "backoff_s" in e
     ]
