@@ -32,6 +32,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--ops", type=Path, metavar="DIR", help="instead: sweep every kernel, numpy vs wgpu, "
         "1..10,000 lanes; write DIR/ops-<host>-<date>.csv (gpu_backend.op_sweep)",
     )  # fmt: skip
+    parser.add_argument("--supervision", action="store_true",
+                        help="instead: SIGKILL-to-first-update and idle CPU of the supervisor")
+    parser.add_argument("--reload", action="store_true",
+                        help="instead: time from an editor-style save to config.applied")
     parser.set_defaults(handler=handler)
 
 
@@ -41,12 +45,28 @@ def handler(args: argparse.Namespace) -> int:
 
         run_op_sweep(args.ops)
         return 0
-    figures = run(args.shape, args.backend, args.trajectory)
+    if args.supervision or args.reload:
+        figures = _daemon_figures(args.supervision, args.reload)
+    else:
+        figures = run(args.shape, args.backend, args.trajectory)
     text = json.dumps(figures, indent=1)
     if args.json:
         args.json.write_text(text + "\n")
     print(text)
     return 0
+
+
+def _daemon_figures(supervision: bool, reload: bool) -> dict[str, Any]:
+    """Figures taken from a real daemon run in a temporary folder."""
+    from service.reload import measure as reload_measure  # noqa: PLC0415
+    from service.supervisor import measure as supervision_measure  # noqa: PLC0415
+
+    figures: dict[str, Any] = {"host": platform.node(), "date": time.strftime("%Y-%m-%d")}
+    if supervision:
+        figures["supervision"] = supervision_measure.measure()
+    if reload:
+        figures["reload"] = reload_measure.measure()
+    return figures
 
 
 def _gradient_rate(backend: Any, theta: Any, y: Any, priors: Any) -> float:
