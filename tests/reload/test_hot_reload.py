@@ -258,3 +258,35 @@ def test_sighup_reloads_through_the_same_path_and_tells_systemd(
     daemon.signal(signal.SIGTERM)
     assert daemon.wait_exit() == 0
     sock.close()
+
+
+def test_a_removed_account_closes_out_and_stops_and_a_restart_uses_the_current_file(
+    rig: Rig,
+) -> None:
+    beta = rig.daemon.named("worker.started", account="beta")[0]["pid"]
+    alpha_only = BASE[: BASE.index("[accounts.beta]")]
+    rig.expect_applied(
+        lambda: rig.write_renamed(alpha_only), {}, {"beta": ["AAPL", "BRK.B", "MSFT"]}
+    )
+    stopped = rig.daemon.wait_for(
+        lambda e: e.get("event") == "worker.stopping" and e.get("account") == "beta"
+    )
+    assert stopped["reason"] == "account removed from the instruments file"
+    exited = rig.daemon.wait_for(
+        lambda e: e.get("event") == "worker.exited" and e.get("account") == "beta"
+    )
+    assert exited["exit_code"] == 0 and not rig.daemon.named("worker.restarted", account="beta")
+    assert stopped["pid"] == beta
+
+    # A worker that dies now is restarted on the file in force, not the one it began with.
+    in_force = rig.in_force()
+    alpha = rig.daemon.named("update.completed", account="alpha")[-1]["pid"]
+    os.kill(alpha, signal.SIGKILL)
+    replaced = rig.daemon.wait_for(
+        lambda e: (
+            e.get("event") == "update.completed"
+            and e.get("account") == "alpha"
+            and e["pid"] != alpha
+        )
+    )
+    assert replaced["config_hash"] == in_force

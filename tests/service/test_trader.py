@@ -33,8 +33,16 @@ class Rig:
         self.cursor = BarCursor(self.first - self.market.bar_interval)
         self.store = StateStore(assembly.state_path(state, "alpha"))
         self.broker = assembly.build_broker(config, "alpha", state, self.market, self.cursor)
-        self.trader = Trader("alpha", config, self.market, self.broker, self.store,
-                             select_backend("numpy"), self.cursor, self.cursor)
+        self.trader = Trader(
+            "alpha",
+            config,
+            self.market,
+            self.broker,
+            self.store,
+            select_backend("numpy"),
+            self.cursor,
+            self.cursor,
+        )
 
     def bar(self, n: int) -> datetime:
         return self.first + n * self.market.bar_interval
@@ -148,3 +156,39 @@ def test_an_order_interrupted_by_a_crash_reaches_the_broker_exactly_once(
     orders = again.broker.snapshot().open_orders
     assert len(orders) == len(intents)  # one order per intent, none twice
     again.close()
+
+
+def held(rig: Rig) -> dict[str, float]:
+    return {s: p.qty for s, p in rig.broker.snapshot().positions.items() if p.qty}
+
+
+def test_a_removed_instrument_is_sold_then_forgotten_and_an_added_one_starts_cold(
+    tmp_path: Path,
+) -> None:
+    config = make_config(tmp_path)
+    rig = Rig(config, tmp_path / "state")
+    rig.trader.resume()
+    n = 0
+    while not held(rig) and n < 30:  # trade until something is held
+        rig.update(n)
+        n += 1
+    symbol, qty = next(iter(held(rig).items()))
+    others = [*(s for s in rig.trader.symbols if s != symbol), "DIA"]
+    text = FAST_INSTRUMENTS.replace(
+        str(list(rig.trader.symbols)).replace("'", '"'), str(others).replace("'", '"')
+    )
+    (tmp_path / "instruments.toml").write_text(text)
+    with structlog.testing.capture_logs() as logs:
+        rig.trader.apply_config(load_config(tmp_path / "service.toml"))
+        rig.update(n)
+        rig.update(n + 1)  # the sale fills at this bar's open; the symbol is then flat
+        rig.update(n + 2)
+    [applied] = [e for e in logs if e["event"] == "instruments.applied"]
+    assert (applied["added"], applied["removed"]) == (["DIA"], [symbol])
+    sells = [i for i in rig.store.intents() if i[1] == symbol and i[2] == "sell"]
+    assert sells and sells[-1][3] == qty, "the whole position is sold"
+    assert symbol not in held(rig)
+    assert symbol not in rig.trader.book.instruments
+    assert any(e["event"] == "instruments.retired" and symbol in e["symbols"] for e in logs)
+    assert rig.trader.book.instruments["DIA"].returns.size == 128  # history fetched
+    rig.close()
