@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol
 
 import structlog
 
 from gpu_backend.base import Backend, FloatArray, PredictiveBatch
 from gpu_backend.wgpu_device import GpuCallError, GpuUnavailableError
-from regime_model.types import Priors
+from regime_model.hmc import host_leapfrog
+from regime_model.types import IntArray, Priors
 
 log = structlog.get_logger("gpu_backend.fallback")
 
@@ -90,6 +92,35 @@ class FallbackBackend:
                 return result
         self._served = self.cpu
         return self.cpu.hmm_predictive(theta, y, n_states)
+
+    def leapfrog(
+        self,
+        theta: FloatArray,
+        momentum: FloatArray,
+        grad: FloatArray,
+        step_size: FloatArray,
+        inv_mass: FloatArray,
+        lane_steps: IntArray,
+        y: FloatArray,
+        n_states: int,
+        priors: Priors,
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """A whole trajectory on the GPU if it can fuse one, else the host loop on the CPU."""
+        gpu = self._current_gpu()
+        fused = getattr(gpu, "leapfrog", None)
+        if gpu is not None and fused is not None:
+            try:
+                result: tuple[FloatArray, FloatArray, FloatArray, FloatArray] = fused(
+                    theta, momentum, grad, step_size, inv_mass, lane_steps, y, n_states, priors
+                )
+            except GpuCallError as error:
+                self._fall_back("leapfrog", str(error))
+            else:
+                self._served = gpu
+                return result
+        self._served = self.cpu
+        fn = partial(self.cpu.hmm_value_and_grad, y=y, n_states=n_states, priors=priors)
+        return host_leapfrog(fn, theta, momentum, grad, step_size, inv_mass, lane_steps)
 
     def _current_gpu(self) -> GpuBackend | None:
         if self.gpu is None and self._clock() >= self._retry_at:

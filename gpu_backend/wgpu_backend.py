@@ -15,9 +15,10 @@ import numpy as np
 from gpu_backend.base import FloatArray, PredictiveBatch
 from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD, Accumulate
 from gpu_backend.wgpu_device import Device, open_device
-from gpu_backend.wgpu_kernels import HmmKernels, Launch, Result
+from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, Result
+from gpu_backend.wgpu_leapfrog import End, LeapfrogKernels, Start
 from regime_model.params import MAX_STATES, MIN_STATES, check_states, n_params
-from regime_model.types import Priors
+from regime_model.types import IntArray, Priors
 
 HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 ALL_STATES = tuple(range(MIN_STATES, MAX_STATES + 1))
@@ -64,6 +65,8 @@ class WgpuBackend:
         if accumulate is None:
             accumulate = "f64" if "shader-f64" in self.device.info.features else "kahan"
         self.kernels = HmmKernels(self.device, ALL_STATES, WORKGROUP, accumulate, profile)
+        self.trajectories = LeapfrogKernels(self.kernels)
+        self._packed: tuple[FloatArray, int, list[F32]] | None = None  # y, block, y_tm blocks
 
     @property
     def adapter(self) -> str:
@@ -93,6 +96,70 @@ class WgpuBackend:
         raw = self._launch(ENTRY_PREDICTIVE, theta, y, K, K + 2, _DEFAULT_PRIORS).vec
         out: FloatArray = raw.astype(np.float64)
         return PredictiveBatch(out[:, :K], out[:, K], out[:, K + 1])
+
+    def leapfrog(
+        self,
+        theta: FloatArray,
+        momentum: FloatArray,
+        grad: FloatArray,
+        step_size: FloatArray,
+        inv_mass: FloatArray,
+        lane_steps: IntArray,
+        y: FloatArray,
+        n_states: int,
+        priors: Priors,
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """lane_steps[l] leapfrog steps from (theta, momentum, grad) in ONE submission per
+        dispatch-sized block of lanes: `regime_model.hmc`'s trajectory, float32 on the device.
+
+        Returns (theta, momentum, log density, gradient) at the ends, unsanitised: a faulted
+        lane shows non-finite values, for the caller to judge.
+        """
+        theta, y = validate(theta, y, n_states)
+        L, D = theta.shape
+        steps = np.broadcast_to(np.asarray(lane_steps, dtype=np.int64), (L,))
+        eps = np.asarray(step_size, dtype=np.float64)[:, None]
+        with np.errstate(all="ignore"):
+            half_kicked = momentum + 0.5 * eps * grad  # the opening half kick, as on the host
+            drift = eps * inv_mass
+            lane = np.empty((L, 2), dtype=np.uint32)
+            lane[:, 0] = eps[:, 0].astype(np.float32).view(np.uint32)
+            lane[:, 1] = steps
+            block = self.kernels.max_lanes(n_states, y.shape[1], D)
+            ys = self._pack(y, block)
+            ends = [
+                self.trajectories.run(
+                    Start(
+                        n_states,
+                        ys[lo // block],
+                        np.ascontiguousarray(theta[lo : lo + block], dtype=np.float32),
+                        np.ascontiguousarray(half_kicked[lo : lo + block], dtype=np.float32),
+                        np.ascontiguousarray(drift[lo : lo + block], dtype=np.float32),
+                        lane[lo : lo + block],
+                    ),
+                    priors,
+                )
+                for lo in range(0, L, block)
+            ]
+        end = ends[0] if len(ends) == 1 else End(*map(np.concatenate, zip(*ends, strict=True)))
+        with np.errstate(all="ignore"):
+            logp = end.value[:, 0].astype(np.float64) + end.value[:, 1]
+            logp += constant_terms(n_states, y.shape[1], priors)
+        f64 = np.float64
+        return end.theta.astype(f64), end.momentum.astype(f64), logp, end.grad.astype(f64)
+
+    def _pack(self, y: FloatArray, block: int) -> list[F32]:
+        """y time-major in float32 per block of lanes; reused while the sampler's y repeats
+        (compared by value: a cheap check next to packing it again every trajectory)."""
+        cached = self._packed
+        if cached is not None and cached[1] == block and np.array_equal(cached[0], y):
+            return cached[2]
+        packed = [
+            np.ascontiguousarray(y[lo : lo + block].T, dtype=np.float32)
+            for lo in range(0, len(y), block)
+        ]
+        self._packed = (y.copy(), block, packed)
+        return packed
 
     def _launch(
         self, entry: str, theta: FloatArray, y: FloatArray, K: int, width: int, priors: Priors

@@ -9,7 +9,8 @@ GpuCallError. Nothing is created per call once the pool has grown to the call's 
 from __future__ import annotations
 
 import struct
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,7 @@ from regime_model.types import Priors
 F32 = npt.NDArray[np.float32]
 ENTRIES = (ENTRY_VALUE_GRAD, ENTRY_PREDICTIVE)
 _MAX_GROUPS = 65_535
+R = TypeVar("R")
 
 
 class Launch(NamedTuple):
@@ -45,16 +47,22 @@ def _usage() -> dict[str, int]:
     return {
         "params": u.UNIFORM | u.COPY_DST,
         "y": u.STORAGE | u.COPY_DST,
-        "theta": u.STORAGE | u.COPY_DST,
+        "theta": u.STORAGE | u.COPY_DST | u.COPY_SRC,
         "value": u.STORAGE | u.COPY_SRC,
         "vec": u.STORAGE | u.COPY_SRC,
         "scratch": u.STORAGE,
         "readback": u.MAP_READ | u.COPY_DST,
+        "lf_readback": u.MAP_READ | u.COPY_DST,
+        "lf_params": u.UNIFORM | u.COPY_DST,
+        "momentum": u.STORAGE | u.COPY_DST | u.COPY_SRC,
+        "drift": u.STORAGE | u.COPY_DST,
+        "lane": u.STORAGE | u.COPY_DST,
+        "taken": u.STORAGE | u.COPY_DST,
         "query": u.QUERY_RESOLVE | u.COPY_SRC,
     }
 
 
-def _params_bytes(lanes: int, T: int, D: int, priors: Priors) -> bytes:
+def params_bytes(lanes: int, T: int, D: int, priors: Priors) -> bytes:
     return struct.pack(
         "4I8f", lanes, T, D, 0,
         priors.mu_loc, priors.mu_scale, priors.log_sigma_loc, priors.log_sigma_scale,
@@ -78,15 +86,23 @@ class HmmKernels:
         self.accumulate = accumulate
         self.cache = PipelineCache(device.handle)
         self.pool = BufferPool(device.handle)
-        self._usage = _usage()
-        self._sources = {K: hmm_source(K, workgroup, accumulate) for K in states}
-        for K, source in self._sources.items():
+        self.usage = _usage()
+        self.sources = {K: hmm_source(K, workgroup, accumulate) for K in states}
+        for K, source in self.sources.items():
             for entry in ENTRIES:
                 self.cache.get(source, K, workgroup, entry)
         self._bind_group: tuple[int, Any] | None = None
-        self._queries = self._query_set() if profile else None
+        self.queries = self._query_set() if profile else None
         self.gpu_ns = 0  # accumulated kernel time from timestamp queries (when profiling)
         self.fault: str | None = None  # test hook: the next run fails with this reason
+        self._y_written: tuple[int, F32] | None = None  # (pool generation, y_tm in "y")
+
+    def write_y(self, buffer: Any, y_tm: F32) -> None:
+        """Upload y_tm unless this very array is still in the buffer (same pool generation)."""
+        written = self._y_written
+        if written is None or written[0] != self.pool.generation or written[1] is not y_tm:
+            self.device.handle.queue.write_buffer(buffer, 0, y_tm)
+            self._y_written = (self.pool.generation, y_tm)
 
     def _query_set(self) -> Any:
         if "timestamp-query" not in self.device.info.features:
@@ -100,20 +116,24 @@ class HmmKernels:
         return max(1, min(limit // per_lane, _MAX_GROUPS * self.workgroup))
 
     def run(self, launch: Launch, priors: Priors) -> Result:
+        return self.guarded(lambda: self._run(launch, priors))
+
+    def guarded(self, call: Callable[[], R]) -> R:
+        """call() with wgpu failures (and an injected fault) raised as GpuCallError."""
         import wgpu  # noqa: PLC0415
 
         try:
             if self.fault is not None:
                 reason, self.fault = self.fault, None
                 raise wgpu.GPUError(reason)
-            result = self._run(launch, priors)
+            result = call()
         except (wgpu.GPUError, RuntimeError) as error:
             # RuntimeError: wgpu-native reports a lost parent device this way
             raise GpuCallError(f"{type(error).__name__}: {error}") from error
         self.device.check()
         return result
 
-    def _buffers(self, launch: Launch) -> dict[str, Any]:
+    def buffers(self, launch: Launch) -> dict[str, Any]:
         T, L = launch.y_tm.shape
         cap = self.device.info.max_binding
         sizes = {
@@ -127,11 +147,11 @@ class HmmKernels:
             "query": 16,
         }
         return {
-            role: self.pool.get(role, n, self._usage[role], cap if role != "readback" else None)
+            role: self.pool.get(role, n, self.usage[role], cap if role != "readback" else None)
             for role, n in sizes.items()
         }
 
-    def _bind(self, buffers: dict[str, Any]) -> Any:
+    def bind_group(self, buffers: dict[str, Any]) -> Any:
         generation = self.pool.generation
         if self._bind_group is None or self._bind_group[0] != generation:
             roles = ("params", "y", "theta", "value", "vec", "scratch")
@@ -147,34 +167,34 @@ class HmmKernels:
 
     def _run(self, launch: Launch, priors: Priors) -> Result:
         T, L = launch.y_tm.shape
-        buffers = self._buffers(launch)
+        buffers = self.buffers(launch)
         queue = self.device.handle.queue
-        queue.write_buffer(buffers["params"], 0, _params_bytes(L, T, launch.theta.shape[1], priors))
-        queue.write_buffer(buffers["y"], 0, launch.y_tm)
+        queue.write_buffer(buffers["params"], 0, params_bytes(L, T, launch.theta.shape[1], priors))
+        self.write_y(buffers["y"], launch.y_tm)
         queue.write_buffer(buffers["theta"], 0, launch.theta)
-        pipeline = self.cache.get(self._sources[launch.K], launch.K, self.workgroup, launch.entry)
+        pipeline = self.cache.get(self.sources[launch.K], launch.K, self.workgroup, launch.entry)
         queue.submit([self._encode(pipeline, buffers, L, launch.width)])
         return self._read(buffers["readback"], L, launch.width)
 
     def _encode(self, pipeline: Any, buffers: dict[str, Any], L: int, width: int) -> Any:
         encoder = self.device.handle.create_command_encoder()
         stamps = None
-        if self._queries is not None:
+        if self.queries is not None:
             stamps = {
-                "query_set": self._queries,
+                "query_set": self.queries,
                 "beginning_of_pass_write_index": 0,
                 "end_of_pass_write_index": 1,
             }
         compute = encoder.begin_compute_pass(timestamp_writes=stamps)
         compute.set_pipeline(pipeline)
-        compute.set_bind_group(0, self._bind(buffers))
+        compute.set_bind_group(0, self.bind_group(buffers))
         compute.dispatch_workgroups(-(-L // self.workgroup))
         compute.end()
         out = buffers["readback"]
         encoder.copy_buffer_to_buffer(buffers["value"], 0, out, 0, 8 * L)
         encoder.copy_buffer_to_buffer(buffers["vec"], 0, out, 8 * L, 4 * L * width)
-        if self._queries is not None:
-            encoder.resolve_query_set(self._queries, 0, 2, buffers["query"], 0)
+        if self.queries is not None:
+            encoder.resolve_query_set(self.queries, 0, 2, buffers["query"], 0)
             encoder.copy_buffer_to_buffer(buffers["query"], 0, out, 8 * L + 4 * L * width, 16)
         return encoder.finish()
 
@@ -187,7 +207,7 @@ class HmmKernels:
             raw = np.frombuffer(readback.read_mapped(0, nbytes), dtype=np.uint8).copy()
         finally:
             readback.unmap()
-        if self._queries is not None:
+        if self.queries is not None:
             begin, end = raw[-16:].view(np.uint64)
             self.gpu_ns += int(end - begin)  # ticks are ns on Vulkan (timestampPeriod 1)
         value = raw[: 8 * L].view(np.float32).reshape(L, 2)

@@ -11,7 +11,9 @@ density or gradient is a divergent, rejected transition for that lane, never an 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
+from functools import partial
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -44,6 +46,35 @@ class HMCInfo(NamedTuple):
     proposal_momentum: FloatArray  # [L, D]
 
 
+class LeapfrogFn(Protocol):
+    """A device-side trajectory: n[l] leapfrog steps of `_leapfrog`'s math for each lane,
+    from the unkicked momentum; returns (x, p, logp, grad) at the ends, unsanitised."""
+
+    def __call__(
+        self,
+        position: FloatArray,
+        momentum: FloatArray,
+        grad: FloatArray,
+        step_size: FloatArray,
+        inv_mass: FloatArray,
+        lane_steps: IntArray,
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]: ...
+
+
+@dataclass(frozen=True)
+class FusedDensity:
+    """A log density whose backend also runs whole trajectories (one submission each).
+
+    Called, it is the plain LogDensityFn; `step` hands its trajectories to `leapfrog`.
+    """
+
+    value_and_grad: LogDensityFn
+    leapfrog: LeapfrogFn
+
+    def __call__(self, position: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return self.value_and_grad(position)
+
+
 class Key(NamedTuple):
     """Randomness of one transition: the lanes' streams at one iteration."""
 
@@ -72,27 +103,41 @@ def _kinetic(momentum: FloatArray, inv_mass: FloatArray) -> FloatArray:
     return energy
 
 
-def _leapfrog(
-    state: HMCState, momentum: FloatArray, params: HMCParams, fn: LogDensityFn, n: IntArray
+def host_leapfrog(
+    fn: LogDensityFn,
+    position: FloatArray,
+    momentum: FloatArray,
+    grad: FloatArray,
+    step_size: FloatArray,
+    inv_mass: FloatArray,
+    n: IntArray,
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """n[l] leapfrog steps per lane, inner half-kicks fused; returns (x, p, logp, grad).
+    """n[l] >= 1 leapfrog steps per lane, inner half-kicks fused; returns (x, p, logp, grad).
 
     After its last step a lane's drift and kick coefficients are zero and its log density
     and gradient are held, so it ends exactly where a solo run of n[l] steps would.
     """
-    eps = params.step_size[:, None]
-    x, g, logp = state.position, state.grad, state.logdensity
+    eps = step_size[:, None]
+    x, g, logp = position, grad, np.full(len(position), -np.inf)
     p = momentum + 0.5 * eps * g
     with np.errstate(all="ignore"):  # faults surface as non-finite values, judged below
         for i in range(int(n.max())):
             moving = i < n
-            x = x + (moving[:, None] * eps) * params.inv_mass * p
+            x = x + (moving[:, None] * eps) * inv_mass * p
             new_logp, new_g = fn(x)
             logp = np.where(moving, new_logp, logp)
             g = np.where(moving[:, None], new_g, g)
             kick = np.where(i == n - 1, 0.5, np.where(moving, 1.0, 0.0))
             p = p + (kick[:, None] * eps) * g
     return x, p, logp, g
+
+
+def _leapfrog(
+    state: HMCState, momentum: FloatArray, params: HMCParams, fn: LogDensityFn, n: IntArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The trajectory on the host, or on the device of a FusedDensity (same math)."""
+    trajectory = fn.leapfrog if isinstance(fn, FusedDensity) else partial(host_leapfrog, fn)
+    return trajectory(state.position, momentum, state.grad, params.step_size, params.inv_mass, n)
 
 
 def step(
@@ -124,7 +169,5 @@ def step(
         np.where(accept[:, None], g, state.grad),
     )
     energy = np.where(accept, h1, h0)
-    info = HMCInfo(
-        rate, accept, divergent, energy, int(lane_steps.max()), lane_steps.copy(), x, p
-    )
+    info = HMCInfo(rate, accept, divergent, energy, int(lane_steps.max()), lane_steps.copy(), x, p)
     return new, info

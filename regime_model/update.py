@@ -25,10 +25,18 @@ from regime_model.carry import (
     carry_to_arrays,
 )
 from regime_model.diagnostics import convergence, ebfmi
+from regime_model.hmc import FusedDensity
 from regime_model.params import check_states, n_params
 from regime_model.sampler import LaneStart, SamplerConfig, SampleResult, sample
 from regime_model.scaling import robust_scale
-from regime_model.types import BoolArray, FloatArray, IntArray, Priors, UIntArray
+from regime_model.types import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    LogDensityFn,
+    Priors,
+    UIntArray,
+)
 
 __all__ = [
     "InstrumentCarry",
@@ -175,7 +183,11 @@ def _lane_start(
 
 def _sampler_config(spec: ModelSpec) -> SamplerConfig:
     return SamplerConfig(
-        spec.draws, spec.chains, spec.target_accept, spec.steps_min, spec.steps_max,
+        spec.draws,
+        spec.chains,
+        spec.target_accept,
+        spec.steps_min,
+        spec.steps_max,
         spec.trajectory,
     )
 
@@ -239,7 +251,13 @@ def refresh(
     scale = robust_scale(returns)
     y = np.repeat(returns / scale[:, None], C, axis=0)
     stream, schedule = _streams(seed, seq, keys, C)
-    fn = partial(backend.hmm_value_and_grad, y=y, n_states=spec.n_states, priors=spec.priors)
+    fn: LogDensityFn = partial(
+        backend.hmm_value_and_grad, y=y, n_states=spec.n_states, priors=spec.priors
+    )
+    trajectory = getattr(backend, "leapfrog", None)  # a backend that fuses leapfrog steps
+    if trajectory is not None:
+        fused = partial(trajectory, y=y, n_states=spec.n_states, priors=spec.priors)
+        fn = FusedDensity(fn, fused)
     result = sample(fn, _lane_start(carries, stream, spec), stream, schedule, _sampler_config(spec))
     t0 = time.perf_counter()
     draws = result.draws.reshape(N, C, spec.draws, -1)

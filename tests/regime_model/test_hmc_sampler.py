@@ -136,3 +136,26 @@ def test_chees_lengthens_trajectories_for_a_wide_target_and_recovers_its_moments
     # the starting length (0.1 x 5 steps) was far shorter.
     assert (result.trajectory_length > 1.0).all(), result.trajectory_length
     assert (result.divergences == 0).all()
+
+
+def test_a_density_that_fuses_trajectories_gets_one_call_per_transition() -> None:
+    fn = gaussian(np.zeros((3, 2)), np.array([[1.0, 2.0], [0.5, 1.0], [3.0, 0.2]]))
+    calls: list[int] = []
+
+    def trajectory(*args: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        calls.append(int(args[-1].max()))
+        return hmc.host_leapfrog(fn, *args)
+
+    def no_single_evaluations(x: FloatArray) -> tuple[FloatArray, FloatArray]:
+        raise AssertionError("a transition evaluated the density outside its trajectory")
+
+    state = hmc.init(np.array([[0.3, -1.0], [1.0, 0.2], [0.0, 0.5]]), fn)
+    params = hmc.HMCParams(np.full(3, 0.2), np.ones((3, 2)))
+    four = streams(4)[0]
+    key = hmc.Key(rng.Stream(four.key[:3], four.high[:3]), 0)
+    fused = hmc.FusedDensity(no_single_evaluations, trajectory)
+    new, info = hmc.step(key, state, params, fused, np.array([2, 5, 3]))
+    plain_new, plain_info = hmc.step(key, state, params, fn, np.array([2, 5, 3]))
+    assert calls == [5]
+    for a, b in zip((*new, info.energy), (*plain_new, plain_info.energy), strict=True):
+        np.testing.assert_array_equal(a, b)

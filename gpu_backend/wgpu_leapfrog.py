@@ -1,0 +1,162 @@
+"""A whole leapfrog trajectory in one submission: drift, value_grad, kick, ... in one pass.
+
+The HMM kernels (wgpu_kernels) evaluate one gradient per submission; here the position
+(theta), momentum and gradient stay in device buffers for the `steps` leapfrog steps of a
+trajectory, every step is three dispatches of ONE compute pass (shaders/leapfrog.py's
+drift and kick around shaders/hmm.py's value_grad), and one read back returns the end
+point: theta, momentum, log density (hi, lo) and gradient. Shares the HMM kernels' pool,
+so in steady state nothing is created.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from gpu_backend.pipeline_cache import PipelineCache
+from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
+from gpu_backend.shaders.leapfrog import (
+    ENTRY_DRIFT,
+    ENTRY_KICK,
+    LEAPFROG_BINDINGS,
+    leapfrog_source,
+)
+from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, params_bytes
+from regime_model.types import Priors
+
+U32 = npt.NDArray[np.uint32]
+_ROLES = ("lf_params", "theta", "momentum", "vec", "drift", "lane", "taken")
+
+
+class Start(NamedTuple):
+    """One trajectory's inputs for L lanes, packed for the device."""
+
+    K: int
+    y_tm: F32  # [T, L]
+    theta: F32  # [L, D]
+    momentum: F32  # [L, D] after the opening half kick
+    drift: F32  # [L, D] step size x inverse mass
+    lane: U32  # [L, 2] (bits of the f32 step size, leapfrog steps)
+
+
+class End(NamedTuple):
+    value: F32  # [L, 2] (hi, lo) of the log density less its constant
+    theta: F32  # [L, D]
+    momentum: F32  # [L, D]
+    grad: F32  # [L, D]
+
+
+class LeapfrogKernels:
+    def __init__(self, hmm: HmmKernels) -> None:
+        self.hmm = hmm
+        self.cache = PipelineCache(hmm.device.handle, LEAPFROG_BINDINGS)
+        self._source = leapfrog_source(hmm.workgroup)
+        for entry in (ENTRY_DRIFT, ENTRY_KICK):
+            self.cache.get(self._source, 0, hmm.workgroup, entry)
+        self._group: tuple[int, Any] | None = None
+
+    def run(self, start: Start, priors: Priors) -> End:
+        return self.hmm.guarded(lambda: self._run(start, priors))
+
+    def _buffers(self, start: Start) -> dict[str, Any]:
+        hmm = self.hmm
+        L, D = start.theta.shape
+        buffers = hmm.buffers(Launch(ENTRY_VALUE_GRAD, start.K, start.y_tm, start.theta, D))
+        cap = hmm.device.info.max_binding
+        sizes = {
+            "lf_params": 16,
+            "momentum": 4 * L * D,
+            "drift": 4 * L * D,
+            "lane": 8 * L,
+            "taken": 4 * L,
+            "lf_readback": 8 * L + 12 * L * D + 16,
+        }
+        for role, n in sizes.items():
+            limit = cap if role != "lf_readback" else None
+            buffers[role] = hmm.pool.get(role, n, hmm.usage[role], limit)
+        return buffers
+
+    def _bind(self, buffers: dict[str, Any]) -> Any:
+        generation = self.hmm.pool.generation
+        if self._group is None or self._group[0] != generation:
+            group = self.hmm.device.handle.create_bind_group(
+                layout=self.cache.bind_group_layout,
+                entries=[
+                    {"binding": i, "resource": {"buffer": buffers[r], "offset": 0}}
+                    for i, r in enumerate(_ROLES)
+                ],
+            )
+            self._group = (generation, group)
+        return self._group[1]
+
+    def _run(self, start: Start, priors: Priors) -> End:
+        T, L = start.y_tm.shape
+        D = start.theta.shape[1]
+        buffers = self._buffers(start)
+        queue = self.hmm.device.handle.queue
+        queue.write_buffer(buffers["params"], 0, params_bytes(L, T, D, priors))
+        queue.write_buffer(buffers["lf_params"], 0, struct.pack("4I", L, D, 0, 0))
+        self.hmm.write_y(buffers["y"], start.y_tm)
+        for role, data in (
+            ("theta", start.theta),
+            ("momentum", start.momentum),
+            ("drift", start.drift),
+            ("lane", start.lane),
+            ("taken", np.zeros(L, np.uint32)),
+        ):
+            queue.write_buffer(buffers[role], 0, data)
+        queue.submit([self._encode(buffers, start, int(start.lane[:, 1].max(initial=0)))])
+        return self._read(buffers["lf_readback"], L, D)
+
+    def _encode(self, buffers: dict[str, Any], start: Start, steps: int) -> Any:
+        hmm = self.hmm
+        L, D = start.theta.shape
+        value_grad = hmm.cache.get(hmm.sources[start.K], start.K, hmm.workgroup, ENTRY_VALUE_GRAD)
+        drift = self.cache.get(self._source, 0, hmm.workgroup, ENTRY_DRIFT)
+        kick = self.cache.get(self._source, 0, hmm.workgroup, ENTRY_KICK)
+        hmm_group, lf_group = hmm.bind_group(buffers), self._bind(buffers)
+        encoder = hmm.device.handle.create_command_encoder()
+        stamps = None
+        if hmm.queries is not None:
+            stamps = {
+                "query_set": hmm.queries,
+                "beginning_of_pass_write_index": 0,
+                "end_of_pass_write_index": 1,
+            }
+        compute = encoder.begin_compute_pass(timestamp_writes=stamps)
+        groups = -(-L // hmm.workgroup)
+        for _ in range(steps):
+            for pipeline, group in ((drift, lf_group), (value_grad, hmm_group), (kick, lf_group)):
+                compute.set_pipeline(pipeline)
+                compute.set_bind_group(0, group)
+                compute.dispatch_workgroups(groups)
+        compute.end()
+        out, offset = buffers["lf_readback"], 0
+        for role, n in (("value", 8 * L), ("theta", 4 * L * D), ("momentum", 4 * L * D)):
+            encoder.copy_buffer_to_buffer(buffers[role], 0, out, offset, n)
+            offset += n
+        encoder.copy_buffer_to_buffer(buffers["vec"], 0, out, offset, 4 * L * D)
+        if hmm.queries is not None:
+            encoder.resolve_query_set(hmm.queries, 0, 2, buffers["query"], 0)
+            encoder.copy_buffer_to_buffer(buffers["query"], 0, out, offset + 4 * L * D, 16)
+        return encoder.finish()
+
+    def _read(self, readback: Any, L: int, D: int) -> End:
+        import wgpu  # noqa: PLC0415
+
+        nbytes = 8 * L + 12 * L * D + 16
+        readback.map_sync(wgpu.MapMode.READ, 0, nbytes)
+        try:
+            raw = np.frombuffer(readback.read_mapped(0, nbytes), dtype=np.uint8).copy()
+        finally:
+            readback.unmap()
+        if self.hmm.queries is not None:
+            begin, end = raw[-16:].view(np.uint64)
+            self.hmm.gpu_ns += int(end - begin)
+        words = raw[:-16].view(np.float32)
+        value = words[: 2 * L].reshape(L, 2)
+        theta, momentum, grad = words[2 * L :].reshape(3, L, D)
+        return End(value, theta, momentum, grad)
