@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from math import lgamma, log, pi
+
 import numpy as np
 import pytest
 
@@ -132,3 +134,52 @@ def test_ark_design_lags_each_column_by_its_order() -> None:
     X = ark.design(y, 3)
     np.testing.assert_array_equal(X[0], [1.0, 2.0, 1.0, 0.0])
     assert X.shape == (7, 4)
+
+
+def test_hmm_drive_1_is_the_stan_model_with_its_jacobian() -> None:
+    """The Stan program transcribed loop by loop (Dirichlet rows with their constants,
+    ordered phi and lambda, forward algorithm from gamma_1 = emissions) plus the log
+    |det| of a numerically differentiated map theta -> (phi, lambda, P01, P10): equal to
+    our value up to one constant at points near and far from the posterior."""
+    posterior = "bball_drive_event_1-hmm_drive_1"
+    d = data_block(posterior)
+    u, v = np.asarray(d["u"], float), np.asarray(d["v"], float)
+    alpha, tau, rho = np.asarray(d["alpha"], float), float(d["tau"]), float(d["rho"])
+    t = target(posterior)
+
+    def npdf(x: np.ndarray, m: float, s: float) -> np.ndarray:
+        return -0.5 * ((x - m) / s) ** 2 - log(s) - 0.5 * log(2 * pi)
+
+    def free(th: np.ndarray) -> np.ndarray:
+        named = t.constrain(th)
+        keys = ("phi[1]", "phi[2]", "lambda[1]", "lambda[2]", "theta1[2]", "theta2[1]")
+        return np.array([named[k] for k in keys])
+
+    def stan_lp(th: np.ndarray) -> float:
+        phi, lam, p01, p10 = free(th)[:2], free(th)[2:4], free(th)[4], free(th)[5]
+        P = np.array([[1 - p01, p01], [p10, 1 - p10]])
+        lp = sum(
+            lgamma(alpha[k].sum())
+            - sum(lgamma(a) for a in alpha[k])
+            + ((alpha[k] - 1) * np.log(P[k])).sum()
+            for k in range(2)
+        )
+        lp += npdf(phi, np.array([0.0, 3.0]), 1.0).sum()
+        lp += npdf(lam, np.array([0.0, 3.0]), 1.0).sum()
+        emis = npdf(u[:, None], phi, tau) + npdf(v[:, None], lam, rho)  # [N, K]
+        gamma = emis[0]
+        for n in range(1, len(u)):
+            gamma = np.logaddexp.reduce(gamma[:, None] + np.log(P) + emis[n][None, :], axis=0)
+        return float(lp + np.logaddexp.reduce(gamma))
+
+    def log_jacobian(th: np.ndarray, h: float = 1e-6) -> float:
+        J = np.column_stack([(free(th + e) - free(th - e)) / (2 * h) for e in h * np.eye(6)])
+        return float(np.linalg.slogdet(J)[1])
+
+    rng = np.random.default_rng(4)
+    centre = np.array([-2.34, np.log(1.6), 2.43, np.log(1.11), np.log(0.034 / 0.966), -4.7])
+    points = np.array([centre + rng.normal(scale=s, size=6) for s in (0.0, 0.05, 0.5, 2.0)])
+    ours, _ = t.logdensity(points)
+    brute = np.array([stan_lp(th) + log_jacobian(th) for th in points])
+    # The constant is the Dirichlet normalisers, which our density drops.
+    np.testing.assert_allclose(ours - brute, -2 * np.log(20.0), rtol=0, atol=1e-6)
