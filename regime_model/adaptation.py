@@ -1,9 +1,11 @@
 """Warm-up adaptation, per lane: dual-averaging step size and windowed diagonal mass.
 
 Step size: Nesterov dual averaging toward a target acceptance rate (Hoffman & Gelman 2014,
-Stan's constants). Inverse mass: the pooled variance of one instrument's chains over
-doubling windows (Stan's slow windows), shrunk toward 1e-3 like Stan so a short window
-cannot produce a degenerate metric. Lanes are ordered instrument-major, C chains each.
+Stan's constants). Inverse mass: per coordinate, the median over one instrument's chains
+of each chain's window variance, over doubling windows (Stan's slow windows), shrunk toward
+1e-3 like Stan so a short window cannot produce a degenerate metric. A chain stranded far
+below its instrument's best chain restarts from it before the metric windows end.
+Lanes are ordered instrument-major, C chains each.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from regime_model.types import BoolArray, FloatArray
+from regime_model.types import BoolArray, FloatArray, IntArray
 
 GAMMA, T0, KAPPA = 0.05, 10.0, 0.75
 # Dual averaging explores around mu = log(10 * eps) after a (re)start, as Stan does: a
@@ -41,6 +43,7 @@ class Schedule(NamedTuple):
     collect: BoolArray  # the draw after this iteration feeds the mass window
     window_end: BoolArray  # the mass window closes after this iteration
     warmup_end: BoolArray  # last warm-up iteration: freeze the averaged step size
+    regroup: BoolArray  # stranded chains restart from their instrument's best after this
 
 
 def dual_averaging_start(step_size: FloatArray) -> DualAveraging:
@@ -81,20 +84,46 @@ def welford_add(w: Welford, x: FloatArray, mask: BoolArray) -> Welford:
 
 
 def pooled_inv_mass(w: Welford, chains: int) -> FloatArray:
-    """Regularised variance of each instrument's pooled chains, broadcast back to lanes."""
+    """Each instrument's metric from its chains' window draws, broadcast back to lanes.
+
+    Per coordinate, the MEDIAN over the instrument's chains of each chain's own (within-
+    chain) window variance, regularised with the pooled draw count. Unlike the total
+    variance of the pooled chains, a chain still in transit toward the mode (large
+    within-chain variance, far-off mean) cannot inflate the metric of the settled ones,
+    and one locked chain (tiny variance) cannot shrink it; for settled chains the median
+    of within-chain variances estimates the same posterior variance as the pooled one.
+    """
     D = w.mean.shape[1]
     n = w.n.reshape(-1, chains, 1)
-    mean_c, m2_c = w.mean.reshape(-1, chains, D), w.m2.reshape(-1, chains, D)
+    var_c = w.m2.reshape(-1, chains, D) / np.maximum(n - 1.0, 1.0)
+    var = np.median(var_c, axis=1)
     total = n.sum(axis=1)
-    mean = (n * mean_c).sum(axis=1) / np.maximum(total, 1.0)
-    m2 = (m2_c + n * (mean_c - mean[:, None]) ** 2).sum(axis=1)
-    var = m2 / np.maximum(total - 1.0, 1.0)
     return np.repeat(regularised_variance(var, total), chains, axis=0)
 
 
 def regularised_variance(var: FloatArray, n: FloatArray | float) -> FloatArray:
     """Stan's shrinkage of a metric estimated from n draws toward 1e-3."""
     return (n / (n + 5.0)) * var + 1e-3 * (5.0 / (n + 5.0))
+
+
+def stranded(logdensity: FloatArray, chains: int, mask: BoolArray, dim: int) -> IntArray:
+    """For each lane, the lane it restarts from: the instrument's highest-density chain if
+    the lane is `mask`ed and its log density lies so far below that chain's that both cannot
+    be in one typical set, else itself.
+
+    Twice the gap to the mode is ~ chi-square(D) in the typical set; a gap above
+    (D + 12 sqrt(2 D)) / 2 (~ 8 sd of the gap between two settled chains) means a chain
+    stranded in a minor mode (hmm_drive_1: log density 12,600 below the others), which a
+    Metropolis-corrected sampler can never leave. Stan would leave it there too and R-hat
+    would fail; restarting it before the metric windows end lets warm-up still adapt it.
+    """
+    L = len(logdensity)
+    gap = 0.5 * (dim + 12.0 * np.sqrt(2.0 * dim))
+    lp = np.where(np.isfinite(logdensity), logdensity, -np.inf).reshape(-1, chains)
+    best = lp.argmax(axis=1) + chains * np.arange(lp.shape[0])
+    donor = np.repeat(best, chains)
+    lane: IntArray = np.where(mask & (logdensity < lp.ravel()[donor] - gap), donor, np.arange(L))
+    return lane
 
 
 def mass_windows(warmup: int) -> list[tuple[int, int]]:
@@ -121,11 +150,17 @@ def lane_schedule(warmup: int, adapt_mass: bool, total: int) -> Schedule:
     share a batch: a warm lane simply idles (frozen) while cold lanes begin adapting.
     """
     offset = total - warmup
-    plan = np.zeros((4, total), dtype=bool)
+    plan = np.zeros((5, total), dtype=bool)
     plan[0, offset:] = True
-    for start, stop in mass_windows(warmup) if adapt_mass else []:
+    windows = mass_windows(warmup) if adapt_mass else []
+    for start, stop in windows:
         plan[1, offset + start : offset + stop] = True
         plan[2, offset + stop - 1] = True
+    if windows:
+        # After the fast buffer and every metric window but the last (which leaves too
+        # little warm-up to re-adapt after a restart).
+        for stop in [windows[0][0]] + [stop for _, stop in windows[:-1]]:
+            plan[4, offset + stop - 1] = True
     if warmup:
         plan[3, total - 1] = True
     return Schedule(*plan)

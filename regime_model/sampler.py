@@ -188,8 +188,22 @@ def _run_warmup(
         new, step = _transition(loop, i, state, params, np.exp(w.chees.log_length), active)
         state = _select(active, new, state)
         w = _adapt(w, step, state, i, loop.config)
+        regroup = w.schedule.regroup[:, i]
+        if regroup.any():
+            state, w = _regroup(state, w, regroup, loop.config.chains)
         evals += step.info.num_steps
     return state, w, evals
+
+
+def _regroup(
+    state: hmc.HMCState, w: _Warmup, mask: BoolArray, chains: int
+) -> tuple[hmc.HMCState, _Warmup]:
+    """Restart stranded chains (see adaptation.stranded) from their instrument's best chain:
+    its position and its step-size adaptation; the metric is the instrument's already."""
+    donor = adaptation.stranded(state.logdensity, chains, mask, state.position.shape[1])
+    state = hmc.HMCState(*(x[donor] for x in state))
+    da = adaptation.DualAveraging(*(x[donor] for x in w.da))
+    return state, w._replace(da=da, step_size=w.step_size[donor])
 
 
 class _Draws(NamedTuple):

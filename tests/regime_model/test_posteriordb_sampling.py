@@ -1,8 +1,10 @@
 """The regime model's sampler, unchanged, on posteriordb posteriors with Stan references.
 
 Pass (for every parameter): mean within 0.25 reference sd, sd ratio in [0.9, 1.1], R-hat
-< 1.01, bulk ESS >= 400, and no divergences. hmm_drive_1 and hmm_drive_0 are reported by
-`regime-trader bench --validate` (docs/validation.md), not gated here: see that page.
+< 1.01, bulk ESS >= 400, and no divergences. hmm_drive_0 is reported by
+`regime-trader bench --validate` (docs/validation.md), not gated here. hmm_drive_1 (modes
+outside the inits, and a minor mode that strands chains) is gated since the warm-up's
+stranded-chain restart; it passes on seeds 1, 7, 11 and more (docs/validation.md).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ STEPS = {
     "garch-garch11": (3, 7),
     "arma-arma11": (3, 7),
     "arK-arK": (8, 16),
+    "bball_drive_event_1-hmm_drive_1": (3, 7),
 }
 
 
