@@ -16,7 +16,7 @@ from service.config_loader import ConfigError, LoadedConfig, load_config
 from service.exit_codes import EX_CONFIG, EX_TEMPFAIL
 from service.logs import configure_logging
 from service.secrets import SecretsError, load_keys
-from service.state.store import StateError
+from service.state.store import StateError, UnusableStateError
 from service.worker.fault_points import FaultSpecError, faults_from_env
 
 log = structlog.get_logger("service.cli")
@@ -83,6 +83,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EX_CONFIG
     try:
         return Supervisor(config, state_dir, args.stop_after, faults).run()
+    except UnusableStateError as error:  # restarting will not help: a person must act
+        log.error("service.stopped", reason=str(error), exit_code=EX_CONFIG)
+        return EX_CONFIG
     except StateError as error:
         log.error("service.stopped", reason=str(error))
         return EX_TEMPFAIL

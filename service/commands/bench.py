@@ -36,6 +36,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                         help="instead: SIGKILL-to-first-update and idle CPU of the supervisor")
     parser.add_argument("--reload", action="store_true",
                         help="instead: time from an editor-style save to config.applied")
+    parser.add_argument("--soak", type=float, metavar="MINUTES",
+                        help="instead: run the embedded default on a fast clock this long, "
+                        "sampling RSS, descriptors, database size (service.soak)")
+    parser.add_argument("--sample-s", type=float, default=60.0, help="soak sampling period")
+    parser.add_argument("--chaos", type=int, metavar="KILLS",
+                        help="instead: SIGKILL workers at random fault points KILLS times over "
+                        "2 accounts, then check crash equivalence (service.chaos); exit 1 if "
+                        "the end state differs from an uninterrupted run")
+    parser.add_argument("--seed", type=int, default=0, help="the chaos run's seed")
     parser.set_defaults(handler=handler)
 
 
@@ -45,6 +54,21 @@ def handler(args: argparse.Namespace) -> int:
 
         run_op_sweep(args.ops)
         return 0
+    if args.soak is not None:
+        from service.soak import run_soak  # noqa: PLC0415
+
+        out = args.json or Path(f"soak-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        print(json.dumps(run_soak(args.soak, out, args.sample_s), indent=1))
+        return 0
+    if args.chaos is not None:
+        from service.chaos import run_chaos  # noqa: PLC0415
+
+        result = run_chaos(args.chaos, args.seed)
+        text = json.dumps(result, indent=1)
+        if args.json:
+            args.json.write_text(text + "\n")
+        print(text)
+        return 0 if result["equivalent"] else 1
     if args.supervision or args.reload:
         figures = _daemon_figures(args.supervision, args.reload)
     else:

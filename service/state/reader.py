@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from service.state.store import StateError, connect
+from service.state.store import UnusableStateError, connect
 
 
 def last_seq(path: Path) -> int:
@@ -19,5 +19,8 @@ def last_seq(path: Path) -> int:
         finally:
             conn.close()
     except sqlite3.DatabaseError as error:
-        raise StateError(f"{path}: cannot read the state database ({error})") from None
+        raise UnusableStateError(
+            f"{path}: cannot read the state database ({error}); move it aside to start "
+            "afresh, or restore it from a backup"
+        ) from None
     return int(row[0] or 0)

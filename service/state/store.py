@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -66,6 +66,12 @@ CREATE INDEX IF NOT EXISTS intents_by_status ON intents (status);
 
 class StateError(Exception):
     """The state database is unreadable or inconsistent; says which file and what to do."""
+
+
+class UnusableStateError(StateError):
+    """The database cannot be trusted at all (corrupt, truncated, a foreign schema, a model
+    blob that fails its digest): restarting will not help, a person must act. Never reset
+    silently."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +133,7 @@ class StateStore:
             self._conn.executescript(_SCHEMA)
             self._check_integrity()
         except sqlite3.DatabaseError as error:
-            raise StateError(
+            raise UnusableStateError(
                 f"{path}: not a usable state database ({error}); move it aside to start "
                 "afresh, or restore it from a backup"
             ) from None
@@ -159,8 +165,27 @@ class StateStore:
         checkpoint: Checkpoint,
         decisions: Sequence[DecisionRow],
         intents: Sequence[OrderIntent],
+        inside: Callable[[], None] | None = None,
     ) -> None:
-        """The checkpoint of one update, all or nothing. Refuses a sequence gap."""
+        """The checkpoint of one update, all or nothing. Refuses a sequence gap. A failed
+        write (disk full, I/O error) rolls back and raises StateError: nothing of this
+        update may be sent. `inside` runs before COMMIT (the tests' crash point)."""
+        try:
+            self._commit_update(checkpoint, decisions, intents, inside)
+        except sqlite3.OperationalError as error:  # disk full, I/O error, locked
+            raise StateError(
+                f"{self.path}: checkpoint {checkpoint.seq} was not committed ({error}); "
+                "none of its orders was sent; free disk space or fix the device, the "
+                "worker resumes from the last committed checkpoint"
+            ) from error
+
+    def _commit_update(
+        self,
+        checkpoint: Checkpoint,
+        decisions: Sequence[DecisionRow],
+        intents: Sequence[OrderIntent],
+        inside: Callable[[], None] | None,
+    ) -> None:
         with self._transaction() as conn:
             last = conn.execute("SELECT MAX(seq) FROM checkpoints").fetchone()[0]
             if last is not None and checkpoint.seq != last + 1:
@@ -192,6 +217,8 @@ class StateStore:
                 ],
             )
             self._prune(conn, checkpoint.seq)
+            if inside is not None:
+                inside()
 
     def checkpoint_seqs(self) -> list[int]:
         return [r[0] for r in self._conn.execute("SELECT seq FROM checkpoints ORDER BY seq")]
@@ -263,7 +290,7 @@ class StateStore:
         if found is None:
             self.set_meta("schema_version", str(SCHEMA_VERSION))
         elif int(found) != SCHEMA_VERSION:
-            raise StateError(
+            raise UnusableStateError(
                 f"{self.path}: schema version {found}, this build reads {SCHEMA_VERSION}; "
                 "use the matching regime-trader version"
             )
@@ -283,7 +310,10 @@ class StateStore:
             book=json.loads(row[10]),
         )
         if checkpoint.model_digest != row[9]:
-            raise StateError(f"checkpoint {checkpoint.seq}: model state does not match its digest")
+            raise UnusableStateError(
+                f"checkpoint {checkpoint.seq}: model state does not match its digest; "
+                "restore the database from a backup"
+            )
         return checkpoint
 
 

@@ -25,7 +25,7 @@ import structlog
 
 from service import __version__
 from service.config_loader import LoadedConfig
-from service.exit_codes import EX_OK, EX_SOFTWARE
+from service.exit_codes import EX_CONFIG, EX_OK, EX_SOFTWARE
 from service.logs import choose_format
 from service.reload.reloader import InstrumentsReloader, ReloadOutcome
 from service.reload.watcher import InstrumentsWatcher
@@ -241,7 +241,25 @@ class Supervisor:
             worker.done = True
             log.info("worker.exited", account=worker.account, restarts=worker.restarts, **fields)
             return
+        if code == EX_CONFIG:
+            self._park_for_good(worker, fields)
+            return
         self._schedule_restart(worker, now, fields)
+
+    def _park_for_good(self, worker: WorkerHandle, fields: dict[str, Any]) -> None:
+        """The worker refused to start (its state database is unusable): restarting cannot
+        help, so the account stays parked (the others trade on) and the service's exit
+        code is 78, which systemd does not restart."""
+        log.error(
+            "account.parked",
+            account=worker.account,
+            restarts=worker.restarts,
+            reason="state database unusable (see the worker's state.unusable); restore it "
+            "or move it aside, then restart the service",
+            **fields,
+        )
+        worker.parked, worker.done, worker.restart_at = True, True, None
+        self.exit_code = EX_CONFIG
 
     def _schedule_restart(self, worker: WorkerHandle, now: float, fields: dict[str, Any]) -> None:
         if self.global_budget.record(now):

@@ -2,8 +2,15 @@
 
 A fault is `ACTION@POINT[:N][#ACCOUNT]`: at the N-th time (counting from 1 in this
 process; every time without N) the worker of ACCOUNT (every worker without it) passes
-POINT, it does ACTION: `kill` (SIGKILL itself), `exit` (exit 99 at once) or `hang`
-(block the main loop for good). Points: `start`, `update`. They come from
+POINT, it does ACTION: `kill` (SIGKILL itself), `exit` (exit 99 at once), `hang` (block
+the main loop for good) or `fail` (raise an I/O error there, as a full disk or a failing
+device would). Points, in the order an update passes them: `start` (before resuming),
+`after_resend` (a resend at start-up, between its POST and recording its answer),
+`update`, `model` (inside the model update: new chain states computed, not yet kept),
+`before_checkpoint`, `in_commit` (inside the checkpoint transaction, before COMMIT),
+`after_checkpoint` (committed, before any POST), `before_post` (before each POST),
+`after_post` (between each POST and recording its answer), `reload` (applying a new
+configuration). `POINTS` lists them. They come from
 $REGIME_TRADER_FAULTS, which the command line accepts only together with
 REGIME_TRADER_TESTING=1: production never runs with faults.
 """
@@ -12,13 +19,18 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import threading
 from collections import Counter
 from dataclasses import dataclass
 
 FAULTS_ENV = "REGIME_TRADER_FAULTS"
 TESTING_ENV = "REGIME_TRADER_TESTING"
-ACTIONS = ("kill", "exit", "hang")
+ACTIONS = ("kill", "exit", "hang", "fail")
+POINTS = (
+    "start", "after_resend", "update", "model", "before_checkpoint", "in_commit",
+    "after_checkpoint", "before_post", "after_post", "reload",
+)
 EXIT_FAULT = 99
 
 
@@ -78,10 +90,16 @@ class FaultPoints:
         self._passes[point] += 1
         for fault in self.faults:
             if fault.point == point and fault.nth in (None, self._passes[point]):
-                _fire(fault.action)
+                _fire(fault.action, point)
 
 
-def _fire(action: str) -> None:
+class InjectedFailure(sqlite3.OperationalError):
+    """The `fail` action: an I/O error at a named point (a test-only fault)."""
+
+
+def _fire(action: str, point: str) -> None:
+    if action == "fail":
+        raise InjectedFailure(f"disk I/O error (injected at {point})")
     if action == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     if action == "exit":

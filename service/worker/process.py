@@ -28,9 +28,10 @@ from gpu_backend import BatchShape, select_backend
 from service.broker.base import BrokerError
 from service.clock import Clock
 from service.config_loader import LoadedConfig
+from service.exit_codes import EX_CONFIG
 from service.logs import configure_logging
 from service.market.base import MarketDataError
-from service.state.store import StateStore
+from service.state.store import StateStore, UnusableStateError
 from service.worker import assembly
 from service.worker.fault_points import FaultPoints
 from service.worker.trader import BarCursor, Trader
@@ -71,7 +72,21 @@ def worker_main(spec: WorkerSpec, conn: Connection, stdout: Connection, stderr: 
     stop, inbox = threading.Event(), Inbox()
     _install_stop_handlers(stop)
     threading.Thread(target=_watch_parent, args=(conn, stop, inbox), daemon=True).start()
-    run_worker(spec, stop, conn, inbox)
+    run_worker_or_refuse(spec, stop, conn, inbox)
+
+
+def run_worker_or_refuse(
+    spec: WorkerSpec, stop: threading.Event, conn: Connection | None = None,
+    inbox: Inbox | None = None,
+) -> None:
+    """run_worker; a state database that cannot be trusted ends the process with 78, which
+    the supervisor answers by parking the account (restarting cannot help)."""
+    try:
+        run_worker(spec, stop, conn, inbox)
+    except UnusableStateError as error:
+        log.error("state.unusable", reason=str(error), exit_code=EX_CONFIG,
+                  next="the account is parked until the database is restored or moved aside")
+        sys.exit(EX_CONFIG)
 
 
 def run_worker(

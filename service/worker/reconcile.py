@@ -5,7 +5,9 @@ our own intents have filled since. When the broker says otherwise, for a symbol 
 order working, the broker's figure is adopted and the event logged (`position.adopted`).
 At start-up, open orders on our symbols that are not our own pending intents are
 cancelled (`order.stale_canceled`): paper trading rejects wash trades against them, and
-the strategy would otherwise wait on them forever.
+the strategy would otherwise wait on them forever. Before that, an open order of ours from
+an update AFTER the newest checkpoint proves the database lost committed updates (orders
+are only sent once their checkpoint is durable): the worker refuses to start.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 import structlog
 
 from service.broker.base import Broker
-from service.state.store import StateStore
+from service.state.store import StateStore, UnusableStateError
 from service.types import BrokerSnapshot, Symbol
 
 log = structlog.get_logger("service.worker")
@@ -28,11 +30,28 @@ class Reconciler:
     def __init__(self, broker: Broker, store: StateStore) -> None:
         self.broker, self.store = broker, store
 
-    def at_start(self, symbols: tuple[Symbol, ...]) -> BrokerSnapshot:
+    def at_start(
+        self, symbols: tuple[Symbol, ...], account: str = "", seq: int = 0
+    ) -> BrokerSnapshot:
+        """`account` and `seq` (the newest checkpoint) arm the lost-updates check."""
         snapshot = self.broker.snapshot()
+        self.refuse_lost_updates(snapshot, account, seq)
         self.cancel_stale(snapshot, symbols)
         self.adopt_positions(snapshot)
         return snapshot
+
+    def refuse_lost_updates(self, snapshot: BrokerSnapshot, account: str, seq: int) -> None:
+        """Trading on a database that lost committed updates (a deleted -wal file, an old
+        backup) would decide again what was already decided: refuse, never reset."""
+        later = [o.client_order_id for o in snapshot.open_orders
+                 if o.client_order_id and update_of(o.client_order_id, account) > seq]
+        if later:
+            raise UnusableStateError(
+                f"{self.store.path}: the broker holds order {later[0]} of an update after "
+                f"the newest checkpoint ({seq}): this database lost committed updates (a "
+                "missing -wal file or an old backup); restore the complete database (with "
+                "its -wal file) or reconcile by hand before starting again"
+            )
 
     def cancel_stale(self, snapshot: BrokerSnapshot, symbols: tuple[Symbol, ...]) -> None:
         ours = {r.intent.client_order_id for r in self.store.open_intents()}
@@ -66,3 +85,10 @@ class Reconciler:
     def _baseline(self) -> dict[Symbol, float]:
         stored = self.store.meta(BASELINE_KEY)
         return {} if stored is None else {k: float(v) for k, v in json.loads(stored).items()}
+
+
+def update_of(cid: str, account: str) -> int:
+    """The update (seq) a client_order_id of this account was made in; 0 if not ours."""
+    prefix = f"rt-{account}-"
+    seq = cid[len(prefix):].split("-", 1)[0] if cid.startswith(prefix) else ""
+    return int(seq) if seq.isdigit() else 0

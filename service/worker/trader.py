@@ -111,6 +111,7 @@ class Trader:
     def apply_config(self, config: LoadedConfig) -> None:
         """A new instruments file, taken between two updates."""
         self.config = config
+        self.faults.hit("reload")  # test-only: a crash while a new configuration is taken
         added, removed = self._sync_rotation()
         log.info("instruments.applied", added=added, removed=removed,
                  config_hash=config.config_hash, after_seq=self.seq)
@@ -130,7 +131,7 @@ class Trader:
             self.cursor.value = checkpoint.bar_time
         self._sync_rotation()  # the file may have changed while we were down
         self.resolve_open_intents()
-        self.reconciler.at_start(self.symbols)
+        self.reconciler.at_start(self.symbols, self.account, self.seq)
         return self.seq
 
     def resolve_open_intents(self) -> None:
@@ -173,12 +174,14 @@ class Trader:
                 log.info("orders.held", count=len(intents), reason="market closed")
                 intents = []
         self.book.cursor = cursor
+        self.faults.hit("before_checkpoint")  # test-only crash points: none in production
         with timer.stage("checkpoint"):
             self._checkpoint(seq, bar_time, snapshot, rows, intents)
         if intents:
-            self.faults.hit("after_checkpoint")  # test-only: a crash before any POST
+            self.faults.hit("after_checkpoint")  # committed, before any POST
         with timer.stage("orders"):
             for intent in intents:
+                self.faults.hit("before_post")
                 self._send(intent, seq)
         self.seq, self.last_bar_time = seq, bar_time
         self._log_update(seq, bar_time, batch, ready, fresh, estimate, info, intents, timer)
@@ -210,6 +213,7 @@ class Trader:
             spec=self.spec,
             backend=self.backend,
         )
+        self.faults.hit("model")  # test-only: mid model update, new chain states not kept
         for state, carry in zip(states, carries, strict=True):
             state.carry = carry
         return estimate, {"gradient_evals": float(info.gradient_evals), **info.timings_ms}
@@ -284,7 +288,8 @@ class Trader:
             model=model,
             book=book,
         )
-        self.store.commit_update(checkpoint, rows, intents)
+        self.store.commit_update(checkpoint, rows, intents,
+                                 inside=lambda: self.faults.hit("in_commit"))
 
     def _send(self, intent: OrderIntent, seq: int | None = None) -> OrderOutcome:
         log.info(
@@ -296,8 +301,7 @@ class Trader:
             status="pending",
         )
         outcome = self.broker.submit(intent)
-        if seq is not None:  # in an update, not a resend at start-up
-            self.faults.hit("after_post")
+        self.faults.hit("after_post" if seq is not None else "after_resend")
         self._record(intent, outcome)
         return outcome
 
