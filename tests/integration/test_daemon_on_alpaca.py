@@ -70,11 +70,16 @@ def test_under_random_faults_every_intent_is_accepted_exactly_once(
     server.faults.at_random(rate=0.1, seed=updates)
     daemon = run(run_daemon, server, tmp_path, updates=updates)
     made = assert_exactly_once(server, tmp_path / "state")
+    assert made, "the strategy traded, so there were orders to protect"
     assert len(server.faults.injected) >= updates // 2
     assert not daemon.named("worker.exited", exit_code=None) and len(
         daemon.named("worker.started")) == 1, "the worker never crashed"
     explained = {e["event"] for e in daemon.events}
-    assert {"alpaca.retry", "order.unknown"} <= explained or not made
+    assert "alpaca.retry" in explained, "the faults on reads are explained in the log"
+    ambiguous = [k for route, k in server.faults.injected
+                 if route == "POST /v2/orders" and k not in ("429", "422")]
+    if ambiguous:  # which POSTs a random fault hits depends on what the strategy trades
+        assert "order.unknown" in explained, f"ambiguous POST answers {ambiguous} unexplained"
     kinds = {kind for _, kind in server.faults.injected}
     assert len(kinds) >= 8, f"too few kinds of fault injected: {kinds}"
 
@@ -83,7 +88,7 @@ def test_under_random_faults_every_intent_is_accepted_exactly_once(
 def test_sigkill_at_the_dangerous_points_neither_duplicates_nor_loses_an_order(
     run_daemon: Callable[..., DaemonProcess], server: AlpacaServer, tmp_path: Path, point: str
 ) -> None:
-    daemon = run(run_daemon, server, tmp_path, updates=16, faults=f"kill@{point}:2#alpha")
+    daemon = run(run_daemon, server, tmp_path, updates=24, faults=f"kill@{point}:1#alpha")
     kills = [e for e in daemon.named("worker.exited") if e.get("signal") == "SIGKILL"]
     assert kills, daemon.report("the fault point never fired")
     made = assert_exactly_once(server, tmp_path / "state")
