@@ -31,42 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from service.daemon_harness import two_account_settings, write_config
 from service.worker.fault_points import FAULTS_ENV, TESTING_ENV
 
-SETTINGS = """
-instruments_file = "instruments.toml"
-
-[[accounts]]
-name = "alpha"
-
-[[accounts]]
-name = "beta"
-
-[clock]
-mode = "fast"
-
-[model]
-window = 128
-chains = 4
-backend = "numpy"
-
+SETTINGS = two_account_settings(level="warning", sections="""
 [strategy]
 enter_below = 0.9         # trade often: the chaos needs orders to kill around
 exit_above = 0.95
 min_trade_fraction = 0.0
-
-[logging]
-level = "warning"
-format = "json"
-"""
-
-INSTRUMENTS = """
-[accounts.alpha]
-symbols = ["SPY", "QQQ", "IWM"]
-
-[accounts.beta]
-symbols = ["AAPL", "MSFT", "BRK.B"]
-"""
+""")
 
 ACCOUNTS = ("alpha", "beta")
 # Every point a worker passes without a supervisor (`reload` needs one: see the tests).
@@ -85,13 +58,6 @@ class AccountRun:
     incarnations: int = 0
     kills_by_point: dict[str, int] = field(default_factory=dict)
     exit_codes: list[int] = field(default_factory=list)
-
-
-def write_config(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "instruments.toml").write_text(INSTRUMENTS)
-    (folder / "service.toml").write_text(SETTINGS)
-    return folder / "service.toml"
 
 
 def draw_fault(seed: int, account: str, incarnation: int) -> tuple[str, int, int]:
@@ -192,7 +158,7 @@ def run_chaos(
 ) -> dict[str, Any]:
     """Chaos over both accounts (in parallel), the reference run, and the comparison."""
     folder = workdir or Path(tempfile.mkdtemp(prefix="regime-trader-chaos-"))
-    config = write_config(folder / "config")
+    config = write_config(folder / "config", SETTINGS)
     per_account = -(-kills // len(ACCOUNTS))
     stop_at = updates or max(20, 3 * per_account)
     started = time.monotonic()

@@ -102,3 +102,50 @@ def _parse(line: str) -> Event:
     except json.JSONDecodeError:
         return {"event": "(not json)", "line": line.rstrip("\n")}
     return parsed if isinstance(parsed, dict) else {"event": "(not an object)", "line": line}
+
+
+# The small two-account configuration the tests, the chaos run and the benchmarks start
+# the daemon with: a synthetic market, the simulated broker, the numpy reference.
+TWO_ACCOUNT_INSTRUMENTS = """
+[accounts.alpha]
+symbols = ["SPY", "QQQ", "IWM"]
+
+[accounts.beta]
+symbols = ["AAPL", "MSFT", "BRK.B"]
+"""
+
+
+def two_account_settings(
+    *, clock: str = 'mode = "fast"', window: int = 128, level: str = "info", sections: str = ""
+) -> str:
+    """service.toml for accounts alpha and beta; `sections` adds whole tables."""
+    return f"""
+instruments_file = "instruments.toml"
+
+[[accounts]]
+name = "alpha"
+
+[[accounts]]
+name = "beta"
+
+[clock]
+{clock}
+
+[model]
+window = {window}
+chains = 4
+backend = "numpy"
+
+[logging]
+level = "{level}"
+format = "json"
+{sections}"""
+
+
+def write_config(folder: Path, settings: str, instruments: str = TWO_ACCOUNT_INSTRUMENTS) -> Path:
+    """Write service.toml and instruments.toml into `folder`; returns service.toml."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "instruments.toml").write_text(instruments)
+    path = folder / "service.toml"
+    path.write_text(settings)
+    return path

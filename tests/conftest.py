@@ -8,52 +8,24 @@ from typing import Any
 
 import pytest
 
-from service.daemon_harness import DaemonProcess, Event
+from service.daemon_harness import (
+    TWO_ACCOUNT_INSTRUMENTS,
+    DaemonProcess,
+    Event,
+    two_account_settings,
+    write_config,
+)
 
 __all__ = ["DaemonProcess", "Event"]
 
-FAST_SETTINGS = """
-instruments_file = "instruments.toml"
-
-[[accounts]]
-name = "alpha"
-
-[[accounts]]
-name = "beta"
-
-[clock]
-mode = "fast"
-
-[model]
-window = 128
-chains = 4
-backend = "numpy"
-
-[logging]
-format = "json"
-
-[supervision]
-backoff_initial_s = 0.05
-"""
-
-FAST_INSTRUMENTS = """
-[accounts.alpha]
-symbols = ["SPY", "QQQ", "IWM"]
-
-[accounts.beta]
-symbols = ["AAPL", "MSFT", "BRK.B"]
-"""
+FAST_SETTINGS = two_account_settings(sections="\n[supervision]\nbackoff_initial_s = 0.05\n")
+FAST_INSTRUMENTS = TWO_ACCOUNT_INSTRUMENTS
 
 
 @pytest.fixture
 def fast_config(tmp_path: Path) -> Path:
     """A two-account configuration with a fast clock and a small window."""
-    folder = tmp_path / "config"
-    folder.mkdir()
-    (folder / "instruments.toml").write_text(FAST_INSTRUMENTS)
-    path = folder / "service.toml"
-    path.write_text(FAST_SETTINGS)
-    return path
+    return write_config(tmp_path / "config", FAST_SETTINGS)
 
 
 @pytest.fixture

@@ -12,45 +12,27 @@ import time
 from pathlib import Path
 from typing import Any
 
-from service.daemon_harness import DaemonProcess, Event
+from service.daemon_harness import (
+    TWO_ACCOUNT_INSTRUMENTS,
+    DaemonProcess,
+    Event,
+    two_account_settings,
+    write_config,
+)
 
-SETTINGS = """
-instruments_file = "instruments.toml"
-
-[[accounts]]
-name = "alpha"
-
-[[accounts]]
-name = "beta"
-
-[clock]
-mode = "{mode}"
-pace_s = {pace_s}
-
-[model]
-window = 64
-
-[logging]
-format = "json"
-
+INSTRUMENTS = TWO_ACCOUNT_INSTRUMENTS.replace('"BRK.B"', '"JPM"')
+SUPERVISION = """
 [supervision]
 backoff_initial_s = 0.05
 restart_intensity = 100
 global_intensity = 100
 """
 
-INSTRUMENTS = """
-[accounts.alpha]
-symbols = ["SPY", "QQQ", "IWM"]
-
-[accounts.beta]
-symbols = ["AAPL", "MSFT", "JPM"]
-"""
-
 
 def _start(folder: Path, mode: str, pace_s: float) -> DaemonProcess:
-    (folder / "instruments.toml").write_text(INSTRUMENTS)
-    (folder / "service.toml").write_text(SETTINGS.format(mode=mode, pace_s=pace_s))
+    clock = f'mode = "{mode}"\npace_s = {pace_s}'
+    write_config(folder, two_account_settings(clock=clock, window=64, sections=SUPERVISION),
+                 INSTRUMENTS)
     args = ["run", "--config", str(folder / "service.toml"), "--state-dir", str(folder / "s")]
     return DaemonProcess(args, cwd=folder)
 

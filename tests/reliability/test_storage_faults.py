@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from service.chaos import final_state, run_worker_process, worker_process, write_config
-from service.daemon_harness import DaemonProcess
+from service.chaos import SETTINGS, final_state, run_worker_process, worker_process
+from service.daemon_harness import DaemonProcess, write_config
 from service.exit_codes import EX_CONFIG
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +38,7 @@ def _broker_ids(path: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def chaos_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_config(tmp_path_factory.mktemp("config"))
+    return write_config(tmp_path_factory.mktemp("config"), SETTINGS)
 
 
 @pytest.fixture(scope="module")
