@@ -57,34 +57,46 @@ def rc_script(tmp_path: Path, program: Path) -> Path:
     return path
 
 
-def test_rc_start_checks_the_config_then_runs_daemon8_with_both_pidfiles(tmp_path: Path) -> None:
-    record = tmp_path / "record"
-    program = Path(sys.executable).with_name("regime-trader")
-    config = DEPLOY.parent / "config" / "service.toml"
+PROGRAM = Path(sys.executable).with_name("regime-trader")
+SHIPPED_CONFIG = DEPLOY.parent / "config" / "service.toml"
+
+
+def run_rc(
+    tmp_path: Path,
+    command: str,
+    config: Path = SHIPPED_CONFIG,
+) -> subprocess.CompletedProcess[str]:
+    """The rc.d script with the stand-in rc.subr, as `service regime_trader COMMAND`."""
     env = {
         "PATH": "/usr/bin:/bin",
-        "RECORD": str(record),
+        "RECORD": str(tmp_path / "record"),
         "regime_trader_config": str(config),
         "regime_trader_keys_file": str(tmp_path / "none.env"),
     }
-    result = subprocess.run(
-        ["sh", str(rc_script(tmp_path, program)), "start"],
+    return subprocess.run(
+        ["sh", str(rc_script(tmp_path, PROGRAM)), command],
         env=env,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def test_rc_start_checks_the_config_then_runs_daemon8_with_both_pidfiles(tmp_path: Path) -> None:
+    result = run_rc(tmp_path, "start")
     assert result.returncode == 0, result.stderr
-    exec_line = next(ln for ln in record.read_text().splitlines() if ln.startswith("exec "))
+    exec_line = next(
+        ln for ln in (tmp_path / "record").read_text().splitlines() if ln.startswith("exec ")
+    )
     words = exec_line.split()[1:]
     assert words[:2] == ["/usr/sbin/daemon", "-P"]
     assert words[words.index("-p") + 1] == f"{tmp_path}/run/child.pid"
     assert words[words.index("-R") + 1] == "5" and words[words.index("-u") + 1] == "regime"
     assert "-S" in words and words[words.index("-T") + 1] == "regime_trader"
-    assert words[words.index(str(program)) + 1 :] == [
+    assert words[words.index(str(PROGRAM)) + 1 :] == [
         "run",
         "--config",
-        str(config),
+        str(SHIPPED_CONFIG),
         "--state-dir",
         "/var/db/regime_trader",
     ]
@@ -93,19 +105,7 @@ def test_rc_start_checks_the_config_then_runs_daemon8_with_both_pidfiles(tmp_pat
 def test_rc_start_refuses_a_bad_config_with_78(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[[accounts]\n")
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "RECORD": str(tmp_path / "record"),
-        "regime_trader_config": str(bad),
-    }
-    program = Path(sys.executable).with_name("regime-trader")
-    result = subprocess.run(
-        ["sh", str(rc_script(tmp_path, program)), "start"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_rc(tmp_path, "start", config=bad)
     assert result.returncode == 78 and "not starting" in result.stderr
 
 
@@ -118,19 +118,7 @@ def test_rc_reload_sends_sighup_to_the_child_not_to_daemon8(tmp_path: Path) -> N
     assert child.stdout is not None and child.stdout.readline().strip() == "ready"
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "child.pid").write_text(f"{child.pid}\n")
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "RECORD": str(tmp_path / "record"),
-        "regime_trader_config": str(DEPLOY.parent / "config" / "service.toml"),
-    }
-    program = Path(sys.executable).with_name("regime-trader")
-    result = subprocess.run(
-        ["sh", str(rc_script(tmp_path, program)), "reload"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_rc(tmp_path, "reload")
     assert result.returncode == 0, result.stderr
     out, _ = child.communicate(timeout=30)
     assert out.strip() == str(int(signal.SIGHUP))
