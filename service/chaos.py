@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -117,6 +116,7 @@ def chaos_account(
 
 def final_state(state_dir: Path, account: str) -> dict[str, Any]:
     """Everything crash equivalence compares, read from the two SQLite files."""
+    from service.state.sqlite_open import open_sqlite  # noqa: PLC0415
     from service.state.store import StateStore  # noqa: PLC0415
     from service.worker.assembly import sim_broker_path, state_path  # noqa: PLC0415
 
@@ -131,9 +131,10 @@ def final_state(state_dir: Path, account: str) -> dict[str, Any]:
             "equity": latest.equity,
             "intents": store.intents(),
         }
+        epoch = store.ids.epoch
     finally:
         store.close()
-    conn = sqlite3.connect(f"file:{sim_broker_path(state_dir, account)}?mode=ro", uri=True)
+    conn = open_sqlite(sim_broker_path(state_dir, account), read_only=True)
     try:
         broker = {
             "broker_cash": conn.execute("SELECT cash FROM account").fetchall(),
@@ -146,7 +147,18 @@ def final_state(state_dir: Path, account: str) -> dict[str, Any]:
         }
     finally:
         conn.close()
-    return {**ours, **broker}
+    return _epoch_masked({**ours, **broker}, epoch)
+
+
+def _epoch_masked(state: dict[str, Any], epoch: str) -> dict[str, Any]:
+    """Runs compared for crash equivalence use different databases, so different order
+    epochs (service.state.order_ids): their ids compare with the epoch masked."""
+    mark = f"rt-{epoch}-"
+
+    def mask(rows: list[Any]) -> list[Any]:
+        return [(str(row[0]).replace(mark, "rt-EPOCH-", 1), *row[1:]) for row in rows]
+
+    return {**state, "intents": mask(state["intents"]), "orders": mask(state["orders"])}
 
 
 def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:

@@ -69,6 +69,7 @@ def _config_arg(parser: argparse.ArgumentParser) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     # Imported here: numpy and the worker stack are needed by `run` alone.
+    from service.supervisor.state_lock import StateDirLockedError, hold_state_lock  # noqa: PLC0415
     from service.supervisor.supervisor import Supervisor  # noqa: PLC0415
 
     config = _load_or_report(args.config)
@@ -82,7 +83,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.error("config.rejected", errors=[str(error)])
         return EX_CONFIG
     try:
-        return Supervisor(config, state_dir, args.stop_after, faults).run()
+        with hold_state_lock(state_dir):  # one daemon per state directory
+            return Supervisor(config, state_dir, args.stop_after, faults).run()
+    except StateDirLockedError as error:  # the other daemon may stop: try again later
+        log.error("service.state_dir_locked", reason=str(error), holder_pid=error.holder_pid,
+                  lock=str(error.lock_path), exit_code=EX_TEMPFAIL)
+        print(f"error: {error}", file=sys.stderr)
+        return EX_TEMPFAIL
     except UnusableStateError as error:  # restarting will not help: a person must act
         log.error("service.stopped", reason=str(error), exit_code=EX_CONFIG)
         return EX_CONFIG

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +23,18 @@ from service.settings import ServiceSettings
 # The shipped embedded default lives in the checkout's config/ folder.
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "service.toml"
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
+# Our files nest three levels (market.alpaca.replay_start); anything far deeper is not one
+# of ours, and the limit keeps every later step (validation, hashing) off deep recursion.
+MAX_NESTING = 16
+# O_NONBLOCK: opening a FIFO that was swapped in after the check must not wait for a writer.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_FILE_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -69,8 +83,9 @@ class LoadedConfig:
 
 
 def load_config(path: Path | None = None) -> LoadedConfig:
-    settings_path = (path or DEFAULT_CONFIG).resolve()
-    settings = parse_model(settings_path, ServiceSettings)
+    given = Path(os.path.abspath(path or DEFAULT_CONFIG))  # errors name the path given
+    settings = parse_model(given, ServiceSettings)
+    settings_path = Path(os.path.realpath(given))
     instruments_path = resolve_beside(settings_path, settings.instruments_file)
     instruments = load_instruments(instruments_path, settings)
     return LoadedConfig(
@@ -83,15 +98,20 @@ def load_config(path: Path | None = None) -> LoadedConfig:
     )
 
 
-def load_instruments(path: Path, settings: ServiceSettings) -> InstrumentsFile:
-    instruments = parse_model(path, InstrumentsFile)
+def load_instruments(
+    path: Path, settings: ServiceSettings, raw: bytes | None = None
+) -> InstrumentsFile:
+    """Read (or take `raw`, the bytes already read), parse and check the instruments file."""
+    instruments = parse_model(path, InstrumentsFile, raw)
     check_accounts_match(path, instruments, settings)
     return instruments
 
 
 def resolve_beside(anchor_file: Path, path: Path) -> Path:
     """Relative paths in a config file are relative to that file's folder."""
-    return path if path.is_absolute() else (anchor_file.parent / path).resolve()
+    # Not resolved: a symlink named here is read (and watched) as the link, so swapping
+    # the link is a change, and an error names the path as written.
+    return path if path.is_absolute() else Path(os.path.normpath(anchor_file.parent / path))
 
 
 def content_hash(model: BaseModel) -> str:
@@ -99,39 +119,96 @@ def content_hash(model: BaseModel) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def parse_model(path: Path, model: type[M]) -> M:
-    data = read_toml(path)
+def parse_model(path: Path, model: type[M], raw: bytes | None = None) -> M:
+    """Validate the file at `path` (or `raw`, its bytes already read) as `model`."""
+    data = parse_toml(path, read_bounded(path) if raw is None else raw)
     try:
         return model.model_validate(data)
     except ValidationError as error:
         raise ConfigError([_problem(path, e) for e in error.errors()]) from None
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    raw = read_bounded(path)
+def parse_toml(path: Path, raw: bytes) -> dict[str, Any]:
     if not raw.strip():
-        raise ConfigError([ConfigProblem(str(path), "(file)", "the file is empty")])
+        raise _file_error(path, "the file is empty")
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
         msg = f"not UTF-8 text (byte {error.start}); is this the right file?"
-        raise ConfigError([ConfigProblem(str(path), "(file)", msg)]) from None
+        raise _file_error(path, msg) from None
     except tomllib.TOMLDecodeError as error:
         msg = f"TOML syntax error: {error}; fix the syntax and save again"
         raise ConfigError([ConfigProblem(str(path), "(syntax)", msg)]) from None
+    except ValueError as error:
+        # tomllib lets int()'s own refusal through: an integer of thousands of digits.
+        raise _file_error(path, f"a value cannot be read ({error}); check the numbers") from None
+    except RecursionError:
+        # tomllib recurses once per nesting level: a file nested deeper than the
+        # interpreter's stack is refused like any other malformed file.
+        raise _too_deep(path) from None
+    if nesting_depth(data) > MAX_NESTING:
+        raise _too_deep(path)
+    return data
+
+
+def nesting_depth(data: object) -> int:
+    """How deeply tables and arrays nest in `data`, without recursing."""
+    deepest, pending = 0, [(data, 0)]
+    while pending:
+        value, depth = pending.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_NESTING:
+            break  # deep enough to refuse: stop before walking a huge structure
+        if isinstance(value, dict):
+            pending.extend((child, depth + 1) for child in value.values())
+        elif isinstance(value, list):
+            pending.extend((child, depth + 1) for child in value)
+    return deepest
+
+
+def _too_deep(path: Path) -> ConfigError:
+    msg = f"tables and arrays nested more than {MAX_NESTING} deep; is this the right file?"
+    return _file_error(path, msg)
+
+
+def _file_error(path: Path, message: str) -> ConfigError:
+    return ConfigError([ConfigProblem(str(path), "(file)", message)])
 
 
 def read_bounded(path: Path) -> bytes:
+    """The file's bytes, refusing anything but a regular file of at most MAX_CONFIG_BYTES.
+
+    Checked before opening (a FIFO or a device would block or never end), then opened
+    without blocking and checked again on the descriptor, in case the path was swapped
+    for something else in between."""
     try:
-        with path.open("rb") as handle:
+        _check_regular(path, os.stat(path))
+        with os.fdopen(os.open(path, _OPEN_FLAGS), "rb") as handle:
+            _check_regular(path, os.fstat(handle.fileno()))
             raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as error:
-        msg = f"cannot read it ({error.strerror}); check the path and its permissions"
-        raise ConfigError([ConfigProblem(str(path), "(file)", msg)]) from None
+        raise _unreadable(path, error) from None
     if len(raw) > MAX_CONFIG_BYTES:
-        msg = f"larger than {MAX_CONFIG_BYTES // 1024 // 1024} MiB; is this the right file?"
-        raise ConfigError([ConfigProblem(str(path), "(file)", msg)])
+        raise _file_error(path, _too_large())
     return raw
+
+
+def _check_regular(path: Path, info: os.stat_result) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kind = _FILE_KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+        raise _file_error(path, f"cannot read it: it is {kind}; point it at a TOML file")
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise _file_error(path, _too_large())
+
+
+def _too_large() -> str:
+    size = f"{MAX_CONFIG_BYTES // 1024 // 1024} MiB"
+    return f"cannot read it: larger than {size}; is this the right file?"
+
+
+def _unreadable(path: Path, error: OSError) -> ConfigError:
+    msg = f"cannot read it ({error.strerror}); check the path and its permissions"
+    return _file_error(path, msg)
 
 
 def check_accounts_match(

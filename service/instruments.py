@@ -11,21 +11,25 @@ from collections import Counter
 
 from pydantic import Field, field_validator
 
-from service.settings import Frozen
+from service.config_values import Frozen
 from service.types import Symbol
 
-# Exchange tickers, share classes (BRK.B) and crypto pairs (BTC/USD).
-SYMBOL_RE = re.compile(r"^[A-Z][A-Z0-9]{0,9}([./][A-Z0-9]{1,5})?$")
+# Exchange tickers, share classes (BRK.B) and crypto pairs (BTC/USD). Used with fullmatch:
+# `$` would also match before a final newline ("IWM\n").
+SYMBOL_RE = re.compile(r"[A-Z][A-Z0-9]{0,9}([./][A-Z0-9]{1,5})?")
 MAX_SYMBOLS_PER_ACCOUNT = 2000
 
 
 class AccountInstruments(Frozen):
-    symbols: tuple[Symbol, ...] = Field(min_length=1, max_length=MAX_SYMBOLS_PER_ACCOUNT)
+    # strict=False: a TOML array arrives as a list.
+    symbols: tuple[Symbol, ...] = Field(
+        min_length=1, max_length=MAX_SYMBOLS_PER_ACCOUNT, strict=False
+    )
 
     @field_validator("symbols")
     @classmethod
     def _well_formed_and_unique(cls, symbols: tuple[Symbol, ...]) -> tuple[Symbol, ...]:
-        bad = [s for s in symbols if not SYMBOL_RE.match(s)]
+        bad = [s for s in symbols if not SYMBOL_RE.fullmatch(s)]
         if bad:
             raise ValueError(
                 f"malformed symbol(s) {', '.join(map(repr, bad))}: use upper-case tickers "
@@ -38,7 +42,7 @@ class AccountInstruments(Frozen):
 
 
 class InstrumentsFile(Frozen):
-    accounts: dict[str, AccountInstruments] = Field(min_length=1)
+    accounts: dict[str, AccountInstruments] = Field(min_length=1, max_length=1000)
 
     def symbols(self, account: str) -> tuple[Symbol, ...]:
         return self.accounts[account].symbols

@@ -14,6 +14,8 @@ from typing import Any, TextIO
 
 import structlog
 
+from service.redaction import SCRUBBED, scrub
+
 LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
@@ -21,7 +23,7 @@ LEVELS = {
     "error": logging.ERROR,
 }
 FORMAT_ENV = "REGIME_TRADER_LOG_FORMAT"
-REDACTED = "[REDACTED]"
+REDACTED = SCRUBBED
 _SECRETS: set[str] = set()
 _MIN_SECRET_LEN = 8  # shorter strings would redact ordinary words; real keys are 20+
 
@@ -33,11 +35,9 @@ def register_secret(value: str) -> None:
 
 
 def redact(value: Any) -> Any:
-    """`value` with every registered secret replaced, through nested dicts and lists."""
+    """`value` with every piece of a registered secret replaced, through nested dicts and lists."""
     if isinstance(value, str):
-        for secret in _SECRETS:
-            value = value.replace(secret, REDACTED)
-        return value
+        return scrub(value, _SECRETS)  # any piece of a key, not only the whole key
     if isinstance(value, dict):
         return {k: redact(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -6,7 +6,8 @@
 
 The environment wins over the file. A missing key, or a key file that others can read,
 is a configuration error (exit 78). Every loaded key is registered with the log redactor,
-and `ApiKeys` never shows them in its repr.
+and `ApiKeys` never shows them in its repr. Text from outside (a broker's error body) goes
+through `scrub`, which removes even a piece of a key, before it is cut or kept.
 """
 
 from __future__ import annotations

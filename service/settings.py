@@ -10,62 +10,39 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Literal
-from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-ACCOUNT_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,15}$")
-_INTERVAL_RE = re.compile(r"^(\d+)\s*(s|m|h|d)$")
-_INTERVAL_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+from service.broker.live_guard import refuse_live
+from service.config_values import AwareTime, ConfigPath, Frozen, Interval, parse_interval
 
-
-def parse_interval(text: str) -> timedelta:
-    """'30s', '1m', '4h', '1d' -> timedelta."""
-    match = _INTERVAL_RE.match(text.strip())
-    if not match or int(match.group(1)) == 0:
-        raise ValueError(f"interval {text!r} must look like '30s', '1m', '4h' or '1d'")
-    return timedelta(**{_INTERVAL_UNITS[match.group(2)]: int(match.group(1))})
-
-
-def _check_interval(text: str) -> str:
-    parse_interval(text)
-    return text
-
-
-def _check_aware(ts: datetime) -> datetime:
-    if ts.tzinfo is None:
-        raise ValueError("timestamps need a timezone, e.g. 2026-01-05T14:30:00Z")
-    return ts.astimezone(UTC)
-
-
-Interval = Annotated[str, AfterValidator(_check_interval)]
-AwareTime = Annotated[datetime, AfterValidator(_check_aware)]
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+# fullmatch, not match with `$`: `$` also matches before a final newline ("alpha\n").
+ACCOUNT_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,15}")
+# Upper bounds: far beyond any sane value, low enough that sums and products of settings
+# (deadlines, timeouts, backoffs) stay finite and inside what time and select accept.
+DAY_S = 86_400.0
+HOUR_S = 3_600.0
+MAX_COUNT = 1_000_000  # bars, updates, restarts: any count a setting holds
 
 
 class SyntheticMarketSettings(Frozen):
-    seed: int = 7
+    seed: int = Field(default=7, ge=0, lt=2**63)
     start: AwareTime = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
-    segment_bars: int = Field(default=120, ge=2)
+    segment_bars: int = Field(default=120, ge=2, le=MAX_COUNT)
     p_turbulent: float = Field(default=0.35, gt=0.0, lt=1.0)
-    calm_vol: float = Field(default=0.0008, gt=0.0)
-    turbulent_vol: float = Field(default=0.0025, gt=0.0)
-    start_price: float = Field(default=100.0, gt=0.0)
+    calm_vol: float = Field(default=0.0008, gt=0.0, le=1.0)  # per bar
+    turbulent_vol: float = Field(default=0.0025, gt=0.0, le=1.0)
+    start_price: float = Field(default=100.0, gt=0.0, le=1e9)
 
 
 class CsvMarketSettings(Frozen):
-    directory: Path  # one SYMBOL.csv per symbol; relative to service.toml
+    directory: ConfigPath  # one SYMBOL.csv per symbol; relative to service.toml
     time_column: str = "time"
     open_column: str = "open"
     high_column: str = "high"
@@ -75,17 +52,9 @@ class CsvMarketSettings(Frozen):
     naive_is_utc: bool = False  # read date-times without an offset as UTC
 
 
-# The live trading host: this is a paper-trading service, so it is refused outright.
-LIVE_TRADING_HOST = "api.alpaca.markets"
-
-
 def _not_live(url: str | None) -> str | None:
-    if url is not None and urlsplit(url).hostname == LIVE_TRADING_HOST:
-        raise ValueError(
-            f"url_override {url!r} is Alpaca's LIVE trading endpoint; this service trades "
-            "paper accounts only: remove url_override to use the paper endpoint"
-        )
-    return url
+    """Every form of a live host (case, trailing dot, userinfo, IDNA...): live_guard.py."""
+    return refuse_live(url)
 
 
 PaperUrl = Annotated[str | None, AfterValidator(_not_live)]
@@ -94,18 +63,24 @@ PaperUrl = Annotated[str | None, AfterValidator(_not_live)]
 class HttpSettings(Frozen):
     """HTTP hygiene shared by every Alpaca call of one account."""
 
-    timeout_s: float = Field(default=10.0, gt=0.0, description="per request, connect and read")
+    timeout_s: float = Field(
+        default=10.0, gt=0.0, le=HOUR_S, description="per request, connect and read"
+    )
     read_attempts: int = Field(default=4, ge=1, le=10, description="reads only; never POST")
-    backoff_s: float = Field(default=0.5, ge=0.0, description="first retry wait, doubled, jittered")
-    max_backoff_s: float = Field(default=8.0, ge=0.0)
+    backoff_s: float = Field(
+        default=0.5, ge=0.0, le=HOUR_S, description="first retry wait, doubled, jittered"
+    )
+    max_backoff_s: float = Field(default=8.0, ge=0.0, le=HOUR_S)
     # Alpaca allows 200 a minute; only a url_override (a gateway with its own limit, or the
     # tests' local server) may go above 199.
-    requests_per_minute: int = Field(default=180, ge=1)
+    requests_per_minute: int = Field(default=180, ge=1, le=MAX_COUNT)
 
 
 class AlpacaMarketSettings(Frozen):
     feed: Literal["iex", "sip"] = "iex"  # free plans cannot query recent SIP data
-    poll_delay_s: float = Field(default=3.0, ge=0.0, description="wait after a bar closes")
+    poll_delay_s: float = Field(
+        default=3.0, ge=0.0, le=HOUR_S, description="wait after a bar closes"
+    )
     url_override: PaperUrl = None  # tests and self-hosted gateways only; logged at start
     replay_start: AwareTime | None = None  # clock.mode = "fast": replay history from here
 
@@ -132,17 +107,17 @@ class ClockSettings(Frozen):
     # paced: one bar per `pace_s` seconds of wall time; fast: as fast as possible;
     # wall: market time is wall time (live data, e.g. market kind "alpaca")
     mode: Literal["paced", "fast", "wall"] = "paced"
-    pace_s: float = Field(default=2.0, gt=0.0)
+    pace_s: float = Field(default=2.0, gt=0.0, le=HOUR_S)
 
 
 class SimBrokerSettings(Frozen):
-    starting_cash: float = Field(default=100_000.0, gt=0.0)
+    starting_cash: float = Field(default=100_000.0, gt=0.0, le=1e12)
     allow_short: bool = False
 
 
 class AlpacaBrokerSettings(Frozen):
     url_override: PaperUrl = None  # tests and self-hosted gateways only; logged at start
-    key_dir: Path | None = None  # holds ACCOUNT.toml key files (owner-only), beside the env
+    key_dir: ConfigPath | None = None  # holds ACCOUNT.toml key files (owner-only), beside the env
     trade_when_closed: bool = False  # send orders while the clock endpoint says closed
     submit_attempts: int = Field(default=3, ge=1, le=10, description="same id each time")
     http: HttpSettings = HttpSettings()
@@ -159,7 +134,9 @@ class BrokerSettings(Frozen):
     kind: Literal["sim", "alpaca"] = "sim"
     sim: SimBrokerSettings = SimBrokerSettings()
     alpaca: AlpacaBrokerSettings = AlpacaBrokerSettings()
-    reconcile_every: int = Field(default=10, ge=1, description="updates between position checks")
+    reconcile_every: int = Field(
+        default=10, ge=1, le=MAX_COUNT, description="updates between position checks"
+    )
 
 
 class ModelSettings(Frozen):
@@ -171,12 +148,15 @@ class ModelSettings(Frozen):
 
 
 class StrategySettings(Frozen):
-    target_vol: float = Field(default=0.10, gt=0.0, description="annualised target volatility")
+    target_vol: float = Field(
+        default=0.10, gt=0.0, le=10.0, description="annualised target volatility"
+    )
     max_weight: float = Field(default=1.0, gt=0.0, le=1.0)
     enter_below: float = Field(default=0.35, ge=0.0, le=1.0)
     exit_above: float = Field(default=0.65, ge=0.0, le=1.0)
     min_trade_fraction: float = Field(default=0.02, ge=0.0, lt=1.0)
-    bars_per_year: float = Field(default=252 * 390, gt=0.0)
+    # Up to one-second bars around the clock (31.6 million a year).
+    bars_per_year: float = Field(default=252 * 390, gt=0.0, le=1e8)
 
     @field_validator("exit_above")
     @classmethod
@@ -190,7 +170,9 @@ class StrategySettings(Frozen):
 
 
 class RotationSettings(Frozen):
-    batch_size: int = Field(default=0, ge=0, description="0: the whole rotation every update")
+    batch_size: int = Field(
+        default=0, ge=0, le=MAX_COUNT, description="0: the whole rotation every update"
+    )
     # What happens to the position of an instrument removed from the rotation: "close"
     # sells it at the next update; "keep" leaves it with the broker, untouched.
     on_removal: Literal["close", "keep"] = "close"
@@ -203,7 +185,7 @@ class ReloadSettings(Frozen):
     # pauses mid-file (half now, the rest a moment later) is never applied half-written.
     quiet_ms: int = Field(default=400, ge=50, le=10_000)
     debounce_ms: int = Field(default=1600, ge=50, le=60_000)  # at most this long grouped
-    poll_s: float = Field(default=5.0, gt=0.0)  # the hash check behind the watcher
+    poll_s: float = Field(default=5.0, gt=0.0, le=HOUR_S)  # the hash check behind the watcher
     watch: bool = True  # False: only the hash check and SIGHUP reload
     force_polling: bool = False  # network filesystems, and where inotify is missing
 
@@ -216,24 +198,24 @@ class LoggingSettings(Frozen):
 class SupervisionSettings(Frozen):
     """OTP-style supervision of the worker processes (one_for_one over accounts)."""
 
-    shutdown_budget_s: float = Field(default=20.0, gt=0.0)
+    shutdown_budget_s: float = Field(default=20.0, gt=0.0, le=HOUR_S)
     # Liveness: the worker's main loop reports every heartbeat_s; after
     # `missed_heartbeats` silent intervals past what it announced, it counts as hung.
-    heartbeat_s: float = Field(default=1.0, gt=0.0)
-    missed_heartbeats: int = Field(default=4, ge=2)
-    startup_budget_s: float = Field(default=300.0, gt=0.0)  # start-up and cold warm-up
-    update_budget_s: float = Field(default=120.0, gt=0.0)  # one warm update, at least
+    heartbeat_s: float = Field(default=1.0, gt=0.0, le=HOUR_S)
+    missed_heartbeats: int = Field(default=4, ge=2, le=1000)
+    startup_budget_s: float = Field(default=300.0, gt=0.0, le=DAY_S)  # start-up and cold warm-up
+    update_budget_s: float = Field(default=120.0, gt=0.0, le=DAY_S)  # one warm update, at least
     # Per account: more than `restart_intensity` restarts within `restart_period_s` parks
     # the account for `park_cooldown_s`; each restart waits an exponential backoff.
-    restart_intensity: int = Field(default=5, ge=1)
-    restart_period_s: float = Field(default=60.0, gt=0.0)
-    backoff_initial_s: float = Field(default=0.5, ge=0.0)
-    backoff_max_s: float = Field(default=30.0, ge=0.0)
-    park_cooldown_s: float = Field(default=300.0, ge=0.0)
+    restart_intensity: int = Field(default=5, ge=1, le=MAX_COUNT)
+    restart_period_s: float = Field(default=60.0, gt=0.0, le=DAY_S)
+    backoff_initial_s: float = Field(default=0.5, ge=0.0, le=HOUR_S)
+    backoff_max_s: float = Field(default=30.0, ge=0.0, le=DAY_S)
+    park_cooldown_s: float = Field(default=300.0, ge=0.0, le=7 * DAY_S)
     # All accounts together: past this the supervisor exits 70 and lets the init system
     # restart the whole tree.
-    global_intensity: int = Field(default=20, ge=1)
-    global_period_s: float = Field(default=300.0, gt=0.0)
+    global_intensity: int = Field(default=20, ge=1, le=MAX_COUNT)
+    global_period_s: float = Field(default=300.0, gt=0.0, le=DAY_S)
 
 
 class AccountSettings(Frozen):
@@ -242,7 +224,7 @@ class AccountSettings(Frozen):
     @field_validator("name")
     @classmethod
     def _name(cls, name: str) -> str:
-        if not ACCOUNT_NAME_RE.match(name):
+        if not ACCOUNT_NAME_RE.fullmatch(name):
             raise ValueError(
                 f"account name {name!r} must start with a letter and use at most 16 of "
                 "[A-Za-z0-9_-] (it becomes part of every client_order_id)"
@@ -251,9 +233,9 @@ class AccountSettings(Frozen):
 
 
 class ServiceSettings(Frozen):
-    accounts: tuple[AccountSettings, ...] = Field(min_length=1)
-    instruments_file: Path = Path("instruments.toml")
-    state_dir: Path | None = None
+    accounts: tuple[AccountSettings, ...] = Field(min_length=1, max_length=1000, strict=False)
+    instruments_file: ConfigPath = Path("instruments.toml")
+    state_dir: ConfigPath | None = None
     market: MarketSettings = MarketSettings()
     clock: ClockSettings = ClockSettings()
     broker: BrokerSettings = BrokerSettings()

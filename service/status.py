@@ -13,19 +13,22 @@ import argparse
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TextIO
 
 from service.config_loader import LoadedConfig
+from service.state.sqlite_open import open_sqlite
 from service.state.store import SCHEMA_VERSION
 from service.types import OrderStatus
 from service.worker.assembly import state_path
+from service.worker.warmup import Warming, read_warming
 
-Health = Literal["ok", "stale", "no-state", "unreadable"]
+# "retired": left out of the instruments file (no worker); the operator's choice, not a fault
+Health = Literal["ok", "stale", "no-state", "unreadable", "retired"]
 DEFAULT_STALE_AFTER_S = 300.0
-EXIT_NOT_ALL_OK = 1  # the report was printed, and at least one account is not "ok"
+EXIT_NOT_ALL_OK = 1  # the report was printed, and an account is neither "ok" nor "retired"
 _FINAL = tuple(s.value for s in OrderStatus if s.is_final)
 
 
@@ -57,6 +60,7 @@ class Snapshot:
     config_hash: str
     positions: tuple[Position, ...]
     open_intents: int
+    warming: tuple[Warming, ...] = ()  # instruments still gathering a window of bars
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,7 @@ class StatusReport:
 
     @property
     def all_ok(self) -> bool:
-        return all(a.health == "ok" for a in self.accounts)
+        return all(a.health in ("ok", "retired") for a in self.accounts)
 
 
 # -- building the report -----------------------------------------------------------------
@@ -88,11 +92,21 @@ class StatusReport:
 def build_report(
     config: LoadedConfig, state_dir: Path, now: datetime, stale_after_s: float
 ) -> StatusReport:
+    active = set(config.active_accounts)
     accounts = tuple(
-        account_status(name, state_path(state_dir, name), now, stale_after_s)
+        _retired_unless(name in active,
+                        account_status(name, state_path(state_dir, name), now, stale_after_s))
         for name in config.settings.account_names
     )
     return StatusReport(now, state_dir, config.config_hash, stale_after_s, accounts)
+
+
+def _retired_unless(active: bool, status: AccountStatus) -> AccountStatus:
+    """An account without instruments has no worker: its state ages by design, so it is
+    "retired", not ok or stale; a fault (unreadable) or no state at all still shows."""
+    if active or status.health not in ("ok", "stale"):
+        return status
+    return replace(status, health="retired")
 
 
 def account_status(
@@ -123,9 +137,7 @@ def read_snapshot(database: Path) -> Snapshot | None:
 
 
 def _open_read_only(database: Path) -> sqlite3.Connection:
-    # as_uri() percent-encodes the path, so '?', '#' or spaces in it cannot break the URI.
-    uri = database.resolve().as_uri() + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+    conn = open_sqlite(database, read_only=True)  # a percent-encoded URI: any legal path
     conn.execute("PRAGMA busy_timeout = 5000")
     return conn
 
@@ -151,7 +163,7 @@ def _latest(conn: sqlite3.Connection) -> Snapshot | None:
         seq=int(seq), bar_time=datetime.fromisoformat(bar_time), equity=float(equity),
         cash=float(cash), backend=str(backend), adapter=str(adapter), numerics=str(numerics),
         config_hash=str(config_hash), positions=_positions(conn, int(seq)),
-        open_intents=_open_intents(conn),
+        open_intents=_open_intents(conn), warming=read_warming(conn, int(seq)),
     )
 
 
@@ -240,7 +252,9 @@ def _details(account: AccountStatus, config_hash: str) -> list[str]:
     rows += [[p.symbol, f"{p.target_qty:g}", str(p.regime), f"{p.p_turbulent:.3f}"]
              for p in s.positions]
     title = f"{account.account}: positions at seq {s.seq}{note}"
-    return ["", title, *("  " + line for line in _align(rows))]
+    warming = [f"  {w.symbol}  warming up: {w.bars_available} of {w.bars_needed} bars"
+               for w in s.warming]
+    return ["", title, *("  " + line for line in _align(rows)), *warming]
 
 
 def _align(rows: Sequence[Sequence[str]]) -> list[str]:
@@ -268,7 +282,7 @@ def run_status(
     stale_after_s: float = DEFAULT_STALE_AFTER_S,
     now: datetime | None = None,
 ) -> int:
-    """Print the report; 0 when every account is "ok", else EXIT_NOT_ALL_OK."""
+    """Print the report; 0 when every account is "ok" or "retired", else EXIT_NOT_ALL_OK."""
     report = build_report(config, state_dir, now or datetime.now(UTC), stale_after_s)
     out.write(render_json(report) + "\n" if as_json else render_text(report))
     out.flush()

@@ -10,8 +10,10 @@ alpaca-py sets no HTTP timeout and retries every method, POST /orders included, 
 - answers stay raw JSON (`raw_data=True`): `alpaca_mapping` reads only the fields we use,
   so a field Alpaca adds or drops (the PDT fields in 2026) cannot break parsing.
 
-Failures come out as `AlpacaHttpError` (an HTTP answer) or `AlpacaTransportError` (no
-answer: timeout, dropped connection, unreadable body).
+Failures come out as `AlpacaHttpError` (an HTTP answer; `AlpacaAuthError` when the keys
+are refused) or `AlpacaTransportError` (no answer: timeout, dropped connection, unreadable
+body). An error body is scrubbed of every piece of the keys BEFORE it is cut to size, and
+the body of an authentication failure is never kept at all.
 """
 
 from __future__ import annotations
@@ -36,14 +38,17 @@ from alpaca.trading.client import TradingClient
 from alpaca.trading.enums import OrderSide, QueryOrderStatus, TimeInForce
 from alpaca.trading.requests import GetOrdersRequest, MarketOrderRequest
 
-from service.broker.base import BrokerError
+from service.broker.base import BrokerAuthError, BrokerError
 from service.broker.request_budget import RequestBudget
+from service.redaction import scrub
 from service.secrets import ApiKeys
 
 log = structlog.get_logger("service.broker")
 T = TypeVar("T")
 Json = dict[str, Any]
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+ORDER_REFUSAL_CODE = 40310000  # 403 for buying power, qty or a wash trade: not the keys
+MAX_MESSAGE = 200
 _PAUSE = threading.Event()  # never set: an interruptible pause between read retries
 
 
@@ -53,6 +58,10 @@ class AlpacaHttpError(BrokerError):
     def __init__(self, what: str, status: int, code: int | None, message: str) -> None:
         self.status, self.code, self.message = status, code, message
         super().__init__(f"{what}: HTTP {status} code={code} {message}")
+
+
+class AlpacaAuthError(AlpacaHttpError, BrokerAuthError):
+    """401, or a 403 that is not an order refusal: Alpaca refused the keys."""
 
 
 class AlpacaTransportError(BrokerError):
@@ -112,16 +121,18 @@ class AlpacaClient:
             StockHistoricalDataClient(keys.key_id, keys.secret, raw_data=True,
                                       url_override=data_url), session)
         self._policy, self._rng, self._pause = policy, rng or random.Random(), pause
+        self._keys = (keys.key_id, keys.secret)
 
     # -- orders: sent once, never retried here ------------------------------------------
 
     def submit_market_order(self, symbol: str, qty: float, side: str, cid: str) -> Json:
         request = MarketOrderRequest(symbol=symbol, qty=qty, side=OrderSide(side),
                                      time_in_force=TimeInForce.DAY, client_order_id=cid)
-        return _call(f"POST /v2/orders {cid}", lambda: self._trading.submit_order(request))
+        return self._call(f"POST /v2/orders {cid}", lambda: self._trading.submit_order(request))
 
     def cancel_order(self, order_id: str) -> None:
-        _call(f"DELETE /v2/orders/{order_id}", lambda: self._trading.cancel_order_by_id(order_id))
+        self._call(f"DELETE /v2/orders/{order_id}",
+                   lambda: self._trading.cancel_order_by_id(order_id))
 
     # -- reads: retried ------------------------------------------------------------------
 
@@ -165,7 +176,7 @@ class AlpacaClient:
         attempts = self._policy.read_attempts
         for attempt in range(1, attempts + 1):
             try:
-                return _call(what, call)
+                return self._call(what, call)
             except (AlpacaHttpError, AlpacaTransportError) as error:
                 status = getattr(error, "status", None)
                 if attempt == attempts or (status is not None and status not in RETRYABLE_STATUS):
@@ -176,32 +187,42 @@ class AlpacaClient:
                 self._pause(wait_s)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
+    def _call(self, what: str, call: Callable[[], T]) -> T:
+        """Run one alpaca-py call; translate its failures into ours, keys scrubbed."""
+        try:
+            return call()
+        except APIError as error:
+            raise _http_error(what, error, self._keys) from None
+        except (requests.RequestException, ValueError) as error:
+            # ValueError: a body that is not JSON, or not the shape alpaca-py expects
+            text = scrub(f"{what}: {type(error).__name__}: {error}", self._keys)
+            raise AlpacaTransportError(text) from None
+
     def _backoff(self, attempt: int) -> float:
         """Full jitter: uniform in [0, min(max, base * 2^(attempt-1))]."""
         ceiling = min(self._policy.max_backoff_s, self._policy.backoff_s * 2 ** (attempt - 1))
         return round(self._rng.uniform(0.0, ceiling), 4)
 
 
-def _call(what: str, call: Callable[[], T]) -> T:
-    """Run one alpaca-py call; translate its failures into ours."""
-    try:
-        return call()
-    except APIError as error:
-        code, message = _error_body(error)
-        raise AlpacaHttpError(what, error.status_code or 0, code, message) from None
-    except (requests.RequestException, ValueError) as error:
-        # ValueError: a body that is not JSON, or not the shape alpaca-py expects
-        raise AlpacaTransportError(f"{what}: {type(error).__name__}: {error}") from None
+def _http_error(what: str, error: APIError, keys: tuple[str, str]) -> AlpacaHttpError:
+    status = error.status_code or 0
+    code, message = _error_body(error)
+    if status == 401 or (status == 403 and code != ORDER_REFUSAL_CODE):
+        # its body is never kept: a gateway may echo the keys it refused
+        return AlpacaAuthError(what, status, code, "Alpaca refused the account's API keys "
+                               "(answer withheld); check that account's keys")
+    return AlpacaHttpError(what, status, code, scrub(message, keys)[:MAX_MESSAGE])
 
 
 def _error_body(error: APIError) -> tuple[int | None, str]:
-    """alpaca-py's .code/.message raise on a body that is not JSON: parse it ourselves."""
+    """alpaca-py's .code/.message raise on a body that is not JSON: parse it ourselves.
+    Whole: the caller scrubs the keys out before cutting it to size."""
     text = str(error)
     try:
         body = json.loads(text)
     except ValueError:
-        return None, text[:200]
+        return None, text
     if not isinstance(body, dict):
-        return None, text[:200]
+        return None, text
     code = body.get("code")
-    return (code if isinstance(code, int) else None), str(body.get("message", ""))[:200]
+    return (code if isinstance(code, int) else None), str(body.get("message", ""))

@@ -1,19 +1,24 @@
 """Translation between Alpaca's JSON and our types: mapping tables and x_to_y functions.
 
-Pure: no I/O, no alpaca-py. Each table is read both ways (tests/alpaca/test_mapping.py
-round-trips every row). Alpaca sends numbers as strings ("2", "101.5") and bar times as
-the bar's START; our `Bar.time` is its close, so the interval is added on the way in.
+Pure: no I/O, no alpaca-py (a value Alpaca adds later is logged, once per value, and
+read as "unknown"). Each table is read both ways (tests/alpaca/test_mapping.py round-trips
+every row). Alpaca sends numbers as strings ("2", "101.5") and bar times as the bar's
+START; our `Bar.time` is its close, so the interval is added on the way in.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
+
+import structlog
 
 from service.types import Bar, BrokerSnapshot, OrderOutcome, OrderStatus, Position, Side, utc
 
 Json = dict[str, Any]
+log = structlog.get_logger("service.broker")
 
 # Alpaca order status -> ours. The FIRST row naming each of our statuses is the one used
 # the other way. Alpaca's "pending_*", "held", "calculated"... are all still working.
@@ -49,27 +54,43 @@ _STATUS_OUT = {ours: theirs for theirs, ours in reversed(ORDER_STATUS)}
 _SIDE_IN, _SIDE_OUT = dict(SIDE), {ours: theirs for theirs, ours in SIDE}
 
 
+_WARNED: set[tuple[str, str]] = set()  # (field, value) already logged by this process
+_MAX_WARNED = 1000  # bounded: a broker sending endless new values must not grow memory
+
+
 class MappingError(ValueError):
     """Alpaca sent something we cannot read; says which field and value."""
 
 
+def _unknown_value(field: str, value: str, table: str) -> None:
+    """A value Alpaca added after this table was written: warn once per value, go on."""
+    if (field, value) in _WARNED or len(_WARNED) >= _MAX_WARNED:
+        return
+    _WARNED.add((field, value))
+    log.warning("alpaca.unknown_value", field=field, value=value, read_as="unknown",
+                next=f"add it to {table} in service/broker/alpaca_mapping.py")
+
+
 def status_from_alpaca(status: str) -> OrderStatus:
-    try:
-        return _STATUS_IN[status]
-    except KeyError:
-        raise MappingError(f"unknown Alpaca order status {status!r}; add it to "
-                           "ORDER_STATUS in service/broker/alpaca_mapping.py") from None
+    """Ours; a status we do not know is UNKNOWN: the order exists, its fate is looked up
+    again at every update, and it is never resent."""
+    found = _STATUS_IN.get(status)
+    if found is None:
+        _unknown_value("status", status, "ORDER_STATUS")
+        return OrderStatus.UNKNOWN
+    return found
 
 
 def status_to_alpaca(status: OrderStatus) -> str:
     return _STATUS_OUT[status]
 
 
-def side_from_alpaca(side: str) -> Side:
-    try:
-        return _SIDE_IN[side]
-    except KeyError:
-        raise MappingError(f"unknown Alpaca order side {side!r}") from None
+def side_from_alpaca(side: str) -> Side | None:
+    """Ours, or None (as for an order without a side) for a side we do not know."""
+    found = _SIDE_IN.get(side)
+    if found is None:
+        _unknown_value("side", side, "SIDE")
+    return found
 
 
 def side_to_alpaca(side: Side) -> str:
@@ -86,11 +107,30 @@ def number(value: Any, name: str) -> float:
         raise MappingError(f"{name}: not a number: {value!r}") from None
 
 
+# RFC 3339 date-time: 'T' or 't' (or a space, RFC 3339 section 5.6 note), 1-9 fraction
+# digits, and 'Z', 'z' or any +hh:mm / -hh:mm offset (Alpaca's clock answers in New York
+# time: -05:00 or -04:00).
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
+    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))")
+
+
 def time_from_alpaca(text: str) -> datetime:
-    """RFC 3339 with 'Z' and up to nanoseconds -> aware UTC datetime."""
-    head, _, frac = text.rstrip("Z").replace("+00:00", "").partition(".")
-    stamp = datetime.fromisoformat(f"{head}.{(frac + '000000')[:6]}+00:00")
-    return utc(stamp)
+    """RFC 3339 with any offset and up to nanoseconds -> aware UTC datetime (the digits
+    past microseconds are dropped)."""
+    match = _RFC3339.fullmatch(text.strip())
+    if match is None:
+        raise MappingError(f"time {text!r} is not RFC 3339 (e.g. 2026-12-01T09:30:00-05:00)")
+    year, month, day, hour, minute, second, frac, _zulu, sign, hours, minutes = match.groups()
+    micro = int((frac or "0").ljust(6, "0")[:6])
+    try:
+        offset = timedelta(hours=int(hours or 0), minutes=int(minutes or 0))
+        zone = timezone(-offset if sign == "-" else offset)
+        stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second),
+                         micro, tzinfo=zone)
+    except ValueError as error:  # out of range: month 13, offset +25:00...
+        raise MappingError(f"time {text!r} is not RFC 3339: {error}") from None
+    return stamp.astimezone(UTC)
 
 
 def time_to_alpaca(ts: datetime) -> str:
@@ -112,7 +152,7 @@ def order_to_outcome(order: Json) -> OrderOutcome:
         filled_avg_price=None if price is None else number(price, "filled_avg_price"),
         reason=f"alpaca status {order['status']}" if status == OrderStatus.REJECTED else None,
         symbol=order.get("symbol"),
-        side=side_from_alpaca(order["side"]) if order.get("side") else None,
+        side=side_from_alpaca(str(order["side"])) if order.get("side") else None,
     )
 
 

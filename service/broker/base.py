@@ -15,6 +15,11 @@ class BrokerError(Exception):
     """The broker could not be reached or answered nonsense; the call may be retried."""
 
 
+class BrokerAuthError(BrokerError):
+    """The broker refused the account's keys (HTTP 401/403): retrying cannot help, a
+    person must fix the keys."""
+
+
 class Broker(Protocol):
     def snapshot(self) -> BrokerSnapshot:
         """Cash, equity, positions and open orders: the truth we reconcile against."""

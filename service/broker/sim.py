@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from service.market.base import MarketDataError, MarketFeed
+from service.state.sqlite_open import open_sqlite
 from service.types import (
     Bar,
     BrokerSnapshot,
@@ -120,7 +121,7 @@ class SimBroker:
         self._market = market
         self._now = now
         self._allow_short = allow_short
-        self._db = sqlite3.connect(str(db_path), isolation_level=None)
+        self._db = open_sqlite(Path(db_path))  # a percent-encoded URI: any legal path
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")

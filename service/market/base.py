@@ -13,6 +13,20 @@ class MarketDataError(Exception):
     """A feed could not produce bars (bad file, unreachable service). Says what and where."""
 
 
+class UnusableDataError(MarketDataError):
+    """A data file that cannot be used until a person fixes it: retrying or restarting
+    cannot help, so the worker exits 78 (bad configuration) and the account is parked.
+    `line` and `column` are 1-based; None where the problem is the whole file or line."""
+
+    def __init__(
+        self, file: str, reason: str, line: int | None = None, column: int | None = None
+    ) -> None:
+        self.file, self.reason, self.line, self.column = file, reason, line, column
+        where = "" if line is None else f" (line {line}" + (
+            "" if column is None else f", column {column}") + ")"
+        super().__init__(f"{file}: {reason}{where}")
+
+
 class MarketFeed(Protocol):
     """Bars for a set of symbols. Times are bar close times, UTC, ascending."""
 

@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from service.market.bar_checks import MAX_PRICE, MAX_VOLUME
 from service.market.base import MarketDataError
 from service.types import Bar, Symbol, utc
 
@@ -65,17 +66,20 @@ class SyntheticSettings:
             "interval": self.interval > timedelta(0),
             "segment_bars": self.segment_bars >= 1,
             "p_turbulent": 0.0 <= self.p_turbulent <= 1.0,
-            "calm_vol": self.calm_vol > 0,
-            "turbulent_vol": self.turbulent_vol > 0,
-            "start_price": self.start_price > 0,
-            "base_volume": self.base_volume > 0,
+            "calm_vol": 0 < self.calm_vol < math.inf,
+            "turbulent_vol": 0 < self.turbulent_vol < math.inf,
+            "calm_drift": math.isfinite(self.calm_drift),
+            "turbulent_drift": math.isfinite(self.turbulent_drift),
+            "start_price": 0 < self.start_price < MAX_PRICE,
+            "base_volume": 0 < self.base_volume <= MAX_VOLUME,
         }
         for name, ok in checks.items():
             if not ok:
                 raise ValueError(
                     f"SyntheticSettings.{name}={getattr(self, name)!r} is out of range: "
-                    "interval, vols, prices and volume must be positive, segment_bars >= 1, "
-                    "0 <= p_turbulent <= 1"
+                    "interval and vols must be positive, drifts finite, segment_bars >= 1, "
+                    f"0 <= p_turbulent <= 1, 0 < start_price < {MAX_PRICE:g}, "
+                    f"0 < base_volume <= {MAX_VOLUME:g}"
                 )
 
 
@@ -233,6 +237,10 @@ class SyntheticMarket:
         return np.where(regimes == TURBULENT, self._s.turbulent_vol, self._s.calm_vol)
 
     def _ohlcv(self, symbol: Symbol, n: I64, log_open: F64, log_close: F64) -> _BarArrays:
+        with np.errstate(over="ignore"):  # extreme settings overflow to inf: bar_checks
+            return self._ohlcv_columns(symbol, n, log_open, log_close)  # rejects those bars
+
+    def _ohlcv_columns(self, symbol: Symbol, n: I64, log_open: F64, log_close: F64) -> _BarArrays:
         seed, vols = self._s.seed, self._vols(self._regimes(symbol, n))
         up = 0.5 * vols * np.abs(_normal(seed, symbol, "high", n))
         down = 0.5 * vols * np.abs(_normal(seed, symbol, "low", n))

@@ -24,6 +24,7 @@ class ReloadOutcome:
     added: dict[str, list[Symbol]] = field(default_factory=dict)
     removed: dict[str, list[Symbol]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    repeat: bool = False  # rejected: the same content as the last rejection
 
 
 def diff_instruments(
@@ -46,20 +47,39 @@ def symbols_of(config: LoadedConfig, account: str) -> tuple[Symbol, ...]:
 
 
 class InstrumentsReloader:
-    """Holds the configuration in force and judges each new version of the file."""
+    """Holds the configuration in force and judges each new version of the file.
+
+    Every version judged, good or bad, is remembered by its hash: the periodic check
+    does not judge the same bytes twice, and a rejection is marked `repeat` when the
+    same content (or the same unreadable file) was the last one rejected."""
 
     def __init__(self, config: LoadedConfig) -> None:
         self.config = config
-        self._raw_hash = raw_hash(config)
-        self._last_sample: str | None = self._raw_hash
+        self._judged = raw_hash(config)  # the bytes last judged ('' when unreadable)
+        self._last_sample: str | None = self._judged
+        self._rejected: str | None = None  # what the last rejection was about
 
     def check(self) -> ReloadOutcome:
+        path = self.config.instruments_path
         try:
-            instruments = load_instruments(self.config.instruments_path, self.config.settings)
+            raw = read_bounded(path)
         except ConfigError as error:
-            return ReloadOutcome("rejected", self.config, errors=[str(p) for p in error.problems])
-        new = self.config.with_instruments(instruments)
-        self._raw_hash = raw_hash(new)
+            self._judged = ""
+            return self._reject(_sha256(str(error).encode()), error)
+        self._judged = _sha256(raw)
+        try:
+            instruments = load_instruments(path, self.config.settings, raw)
+        except ConfigError as error:
+            return self._reject(self._judged, error)
+        self._rejected = None
+        return self._accept(self.config.with_instruments(instruments))
+
+    def _reject(self, key: str, error: ConfigError) -> ReloadOutcome:
+        repeat, self._rejected = key == self._rejected, key
+        errors = [str(p) for p in error.problems]
+        return ReloadOutcome("rejected", self.config, errors=errors, repeat=repeat)
+
+    def _accept(self, new: LoadedConfig) -> ReloadOutcome:
         if new.config_hash == self.config.config_hash:
             return ReloadOutcome("unchanged", self.config)
         added, removed = diff_instruments(self.config, new)
@@ -73,12 +93,16 @@ class InstrumentsReloader:
         sample = raw_hash(self.config)
         settled = sample == self._last_sample
         self._last_sample = sample
-        return settled and sample != self._raw_hash
+        return settled and sample != self._judged
 
 
 def raw_hash(config: LoadedConfig) -> str:
     """A hash of the file's bytes as they are now ('' when it cannot be read)."""
     try:
-        return hashlib.sha256(read_bounded(config.instruments_path)).hexdigest()
+        return _sha256(read_bounded(config.instruments_path))
     except ConfigError:
         return ""
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from service.state.storage_faults import is_temporary, unavailable
 from service.state.store import UnusableStateError, connect
 
 
@@ -19,6 +20,8 @@ def last_seq(path: Path) -> int:
         finally:
             conn.close()
     except sqlite3.DatabaseError as error:
+        if is_temporary(error):  # unreadable for now (I/O error, permission): not damage
+            raise unavailable(path, f"cannot read it ({error})") from None
         raise UnusableStateError(
             f"{path}: cannot read the state database ({error}); move it aside to start "
             "afresh, or restore it from a backup"

@@ -3,117 +3,52 @@
 The checkpoint of an update (model state, book, decisions and order intents) is committed
 in ONE transaction before any intent is sent, with synchronous=FULL so a power loss can
 never roll back an id the broker has already seen. Order outcomes are recorded after.
+The schema and the database's identity (owner, order epoch) live in service.state.schema,
+the row forms in service.state.records.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-from service.types import OrderIntent, OrderOutcome, OrderStatus, Side
+from service.state import schema
+from service.state.errors import StateError, StateUnavailableError, UnusableStateError
+from service.state.order_ids import OrderIds
+from service.state.records import (
+    Checkpoint,
+    DecisionRow,
+    IntentRecord,
+    checkpoint_from_row,
+    checkpoint_row,
+    decision_row,
+    intent_from_row,
+    pending_intent_row,
+)
+from service.state.schema import SCHEMA_VERSION
+from service.state.sqlite_open import open_sqlite
+from service.state.storage_faults import classify, unavailable
+from service.types import OrderIntent, OrderOutcome, OrderStatus
 
-SCHEMA_VERSION = 1
+# Re-exported: callers import the state package's names from here.
+__all__ = [
+    "SCHEMA_VERSION",
+    "Checkpoint",
+    "DecisionRow",
+    "IntentRecord",
+    "StateError",
+    "StateStore",
+    "StateUnavailableError",
+    "UnusableStateError",
+    "connect",
+]
+
 DEFAULT_RETENTION = 500
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS checkpoints (
-    seq INTEGER PRIMARY KEY,
-    bar_time TEXT NOT NULL,
-    config_hash TEXT NOT NULL,
-    backend TEXT NOT NULL,
-    adapter TEXT NOT NULL,
-    numerics TEXT NOT NULL,
-    cash REAL NOT NULL,
-    equity REAL NOT NULL,
-    model BLOB NOT NULL,
-    model_digest TEXT NOT NULL,
-    book TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS decisions (
-    seq INTEGER NOT NULL,
-    symbol TEXT NOT NULL,
-    regime INTEGER NOT NULL,
-    p_turbulent REAL NOT NULL,
-    pred_mean REAL NOT NULL,
-    pred_vol REAL NOT NULL,
-    converged INTEGER NOT NULL,
-    target_weight REAL NOT NULL,
-    target_qty REAL NOT NULL,
-    PRIMARY KEY (seq, symbol)
-);
-CREATE TABLE IF NOT EXISTS intents (
-    client_order_id TEXT PRIMARY KEY,
-    seq INTEGER NOT NULL,
-    symbol TEXT NOT NULL,
-    side TEXT NOT NULL,
-    qty REAL NOT NULL,
-    status TEXT NOT NULL,
-    broker_order_id TEXT,
-    filled_qty REAL NOT NULL DEFAULT 0,
-    filled_avg_price REAL,
-    reason TEXT
-);
-CREATE INDEX IF NOT EXISTS intents_by_status ON intents (status);
-"""
-
-
-class StateError(Exception):
-    """The state database is unreadable or inconsistent; says which file and what to do."""
-
-
-class UnusableStateError(StateError):
-    """The database cannot be trusted at all (corrupt, truncated, a foreign schema, a model
-    blob that fails its digest): restarting will not help, a person must act. Never reset
-    silently."""
-
-
-@dataclass(frozen=True)
-class DecisionRow:
-    symbol: str
-    regime: int
-    p_turbulent: float
-    pred_mean: float
-    pred_vol: float
-    converged: bool
-    target_weight: float
-    target_qty: float
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    seq: int
-    bar_time: datetime
-    config_hash: str
-    backend: str
-    adapter: str
-    numerics: str
-    cash: float
-    equity: float
-    model: bytes
-    book: dict[str, Any]
-
-    @property
-    def model_digest(self) -> str:
-        return hashlib.sha256(self.model).hexdigest()
-
-
-@dataclass(frozen=True)
-class IntentRecord:
-    intent: OrderIntent
-    seq: int
-    status: OrderStatus
 
 
 def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
-    uri = f"file:{path}?mode=ro" if read_only else f"file:{path}"
-    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    conn = open_sqlite(path, read_only, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout = 5000")
     if not read_only:
         conn.execute("PRAGMA journal_mode = WAL")
@@ -122,25 +57,32 @@ def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
 
 
 class StateStore:
-    """One account's database. Not shared between processes that write."""
+    """One account's database. Not shared between processes that write.
 
-    def __init__(self, path: Path, retention: int = DEFAULT_RETENTION) -> None:
+    `account` (the worker's) is stamped into a database that has no owner yet, and a
+    database of another account is refused; tools that only read pass none."""
+
+    def __init__(
+        self, path: Path, retention: int = DEFAULT_RETENTION, *, account: str | None = None
+    ) -> None:
         self.path = path
         self.retention = retention
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = _open(path)
         try:
-            self._conn = connect(path)
-            self._conn.executescript(_SCHEMA)
-            self._check_integrity()
-        except sqlite3.DatabaseError as error:
-            raise UnusableStateError(
-                f"{path}: not a usable state database ({error}); move it aside to start "
-                "afresh, or restore it from a backup"
-            ) from None
-        self._set_schema_version()
+            self.ids: OrderIds = _prepare(self._conn, path, account)
+        except sqlite3.Error as error:
+            self._conn.close()
+            raise classify(error, path) from None
+        except StateError:
+            self._conn.close()
+            raise
 
     def close(self) -> None:
         self._conn.close()
+
+    def ids_for(self, account: str) -> OrderIds:
+        """The order ids `account` makes with this database (its epoch)."""
+        return OrderIds(account, self.ids.epoch, self.ids.legacy)
 
     # -- meta --------------------------------------------------------------------------
 
@@ -158,7 +100,7 @@ class StateStore:
             "SELECT seq, bar_time, config_hash, backend, adapter, numerics, cash, equity, "
             "model, model_digest, book FROM checkpoints ORDER BY seq DESC LIMIT 1"
         ).fetchone()
-        return None if row is None else self._checkpoint_from_row(row)
+        return None if row is None else checkpoint_from_row(row)
 
     def commit_update(
         self,
@@ -187,38 +129,27 @@ class StateStore:
         inside: Callable[[], None] | None,
     ) -> None:
         with self._transaction() as conn:
-            last = conn.execute("SELECT MAX(seq) FROM checkpoints").fetchone()[0]
-            if last is not None and checkpoint.seq != last + 1:
-                raise StateError(
-                    f"{self.path}: checkpoint {checkpoint.seq} does not follow {last}; "
-                    "another process may be writing this account's state"
-                )
-            conn.execute(
-                "INSERT INTO checkpoints VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                _checkpoint_row(checkpoint),
-            )
-            conn.executemany(
-                "INSERT INTO decisions VALUES (?,?,?,?,?,?,?,?,?)",
-                [(checkpoint.seq, *_decision_row(d)) for d in decisions],
-            )
+            self._refuse_gap(conn, checkpoint.seq)
+            conn.execute("INSERT INTO checkpoints VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                         checkpoint_row(checkpoint))
+            conn.executemany("INSERT INTO decisions VALUES (?,?,?,?,?,?,?,?,?)",
+                             [(checkpoint.seq, *decision_row(d)) for d in decisions])
             conn.executemany(
                 "INSERT INTO intents (client_order_id, seq, symbol, side, qty, status) "
                 "VALUES (?,?,?,?,?,?)",
-                [
-                    (
-                        i.client_order_id,
-                        checkpoint.seq,
-                        i.symbol,
-                        i.side.value,
-                        i.qty,
-                        OrderStatus.PENDING.value,
-                    )
-                    for i in intents
-                ],
+                [pending_intent_row(checkpoint.seq, i) for i in intents],
             )
             self._prune(conn, checkpoint.seq)
             if inside is not None:
                 inside()
+
+    def _refuse_gap(self, conn: sqlite3.Connection, seq: int) -> None:
+        last = conn.execute("SELECT MAX(seq) FROM checkpoints").fetchone()[0]
+        if last is not None and seq != last + 1:
+            raise StateError(
+                f"{self.path}: checkpoint {seq} does not follow {last}; "
+                "another process may be writing this account's state"
+            )
 
     def checkpoint_seqs(self) -> list[int]:
         return [r[0] for r in self._conn.execute("SELECT seq FROM checkpoints ORDER BY seq")]
@@ -252,7 +183,7 @@ class StateStore:
             f"WHERE status NOT IN ({marks}) ORDER BY seq, client_order_id",
             final,
         )
-        return [_intent_from_row(r) for r in rows]
+        return [intent_from_row(r) for r in rows]
 
     def intents(self) -> list[tuple[str, str, str, float, str]]:
         """(client_order_id, symbol, side, qty, status) for every intent ever made."""
@@ -280,41 +211,34 @@ class StateStore:
         conn.execute("DELETE FROM checkpoints WHERE seq <= ?", (cutoff,))
         conn.execute("DELETE FROM decisions WHERE seq <= ?", (cutoff,))
 
-    def _check_integrity(self) -> None:
-        verdict = self._conn.execute("PRAGMA quick_check").fetchone()[0]
-        if verdict != "ok":
-            raise sqlite3.DatabaseError(f"quick_check reports: {verdict}")
 
-    def _set_schema_version(self) -> None:
-        found = self.meta("schema_version")
-        if found is None:
-            self.set_meta("schema_version", str(SCHEMA_VERSION))
-        elif int(found) != SCHEMA_VERSION:
-            raise UnusableStateError(
-                f"{self.path}: schema version {found}, this build reads {SCHEMA_VERSION}; "
-                "use the matching regime-trader version"
-            )
+def _open(path: Path) -> sqlite3.Connection:
+    """A connection to `path`, its folder made first. What stops a write now (disk full,
+    read-only, permission) is StateUnavailableError; what cannot be trusted, unusable."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise unavailable(path, "its folder cannot be created", error) from None
+    try:
+        return connect(path)
+    except sqlite3.Error as error:
+        raise classify(error, path) from None
 
-    @staticmethod
-    def _checkpoint_from_row(row: Sequence[Any]) -> Checkpoint:
-        checkpoint = Checkpoint(
-            seq=int(row[0]),
-            bar_time=datetime.fromisoformat(row[1]),
-            config_hash=row[2],
-            backend=row[3],
-            adapter=row[4],
-            numerics=row[5],
-            cash=float(row[6]),
-            equity=float(row[7]),
-            model=bytes(row[8]),
-            book=json.loads(row[10]),
+
+def _prepare(conn: sqlite3.Connection, path: Path, account: str | None) -> OrderIds:
+    conn.executescript(schema.SCHEMA)
+    verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
+    if verdict != "ok":
+        raise UnusableStateError(
+            f"{path}: not a usable state database (quick_check reports: {verdict}); move "
+            "it aside to start afresh, or restore it from a backup"
         )
-        if checkpoint.model_digest != row[9]:
-            raise UnusableStateError(
-                f"checkpoint {checkpoint.seq}: model state does not match its digest; "
-                "restore the database from a backup"
-            )
-        return checkpoint
+    schema.check_version(conn, path)
+    ids = schema.identity(conn, path, account)
+    # A file SQLite could open only for reading (read-only mount, immutable, mode bits)
+    # would fail at the first checkpoint; a no-op write finds out now, with its cause.
+    conn.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
+    return ids
 
 
 class _Transaction:
@@ -329,39 +253,3 @@ class _Transaction:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self._conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
-
-
-def _checkpoint_row(c: Checkpoint) -> tuple[Any, ...]:
-    book = json.dumps(c.book, sort_keys=True, separators=(",", ":"))
-    return (
-        c.seq,
-        c.bar_time.isoformat(),
-        c.config_hash,
-        c.backend,
-        c.adapter,
-        c.numerics,
-        c.cash,
-        c.equity,
-        c.model,
-        c.model_digest,
-        book,
-    )
-
-
-def _decision_row(d: DecisionRow) -> tuple[Any, ...]:
-    return (
-        d.symbol,
-        d.regime,
-        d.p_turbulent,
-        d.pred_mean,
-        d.pred_vol,
-        int(d.converged),
-        d.target_weight,
-        d.target_qty,
-    )
-
-
-def _intent_from_row(row: Iterable[Any]) -> IntentRecord:
-    cid, symbol, side, qty, seq, status = row
-    intent = OrderIntent(client_order_id=cid, symbol=symbol, side=Side(side), qty=float(qty))
-    return IntentRecord(intent=intent, seq=int(seq), status=OrderStatus(status))

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import deque
 from collections.abc import Callable
 from typing import BinaryIO
 
 MAX_LINE = 1 << 20  # a line longer than this is cut, so a runaway writer cannot eat memory
+TAIL_LINES = 20  # a worker's last stderr lines kept for its exit event
+TAIL_WIDTH = 500  # each cut to this many characters: a bounded tail, whatever it wrote
 
 
 class LineReader:
@@ -65,3 +68,22 @@ def write_line(line: bytes, out: BinaryIO | None = None) -> None:
     stream = out or sys.stdout.buffer
     stream.write(line + b"\n")
     stream.flush()
+
+
+class StderrTail:
+    """The last `lines` lines a worker wrote to stderr, each cut to `width` characters,
+    so its exit can say what it last said (a traceback, a native abort)."""
+
+    def __init__(self, lines: int = TAIL_LINES, width: int = TAIL_WIDTH) -> None:
+        self._lines: deque[str] = deque(maxlen=lines)
+        self._width = width
+
+    def add(self, line: str) -> None:
+        cut = line if len(line) <= self._width else line[: self._width - 1] + "\u2026"
+        self._lines.append(cut)
+
+    def lines(self) -> list[str]:
+        return list(self._lines)
+
+    def clear(self) -> None:
+        self._lines.clear()

@@ -69,8 +69,9 @@ class Notifier:
         try:
             _send_datagram(self.address, "\n".join(fields).encode())
         except OSError as error:
-            # Notification is advisory: systemd may be restarting or the socket gone. Failing
-            # here would turn a monitoring hiccup into an outage, so report once and go on.
+            # Notification is advisory: systemd may be restarting, busy (a full queue) or the
+            # socket gone. Failing or waiting here would turn a monitoring hiccup into an
+            # outage, so report once and go on.
             self._report_failure(error)
 
     def _report_failure(self, error: OSError) -> None:
@@ -80,7 +81,8 @@ class Notifier:
                 "sd_notify.failed",
                 socket=self.address,
                 error=str(error),
-                hint="further failures are not logged; check the unit's NotifyAccess=",
+                hint="messages are dropped and supervision goes on; further failures are "
+                "not logged; check $NOTIFY_SOCKET and the unit's NotifyAccess=",
             )
 
 
@@ -140,6 +142,10 @@ def _parse_int(name: str, value: str) -> int | None:
 
 
 def _send_datagram(address: str, payload: bytes) -> None:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+    """Never blocks: a full queue (systemd busy or gone deaf) raises BlockingIOError
+    (EAGAIN) rather than stalling the supervisor's loop; a missing or dead socket raises
+    its own OSError (ENOENT, ECONNREFUSED...)."""
+    kind = socket.SOCK_DGRAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK
+    with socket.socket(socket.AF_UNIX, kind) as sock:
         sock.connect(address)
-        sock.sendall(payload)
+        sock.send(payload, socket.MSG_DONTWAIT)

@@ -10,6 +10,7 @@ update and checkpoint; a second one, or the shutdown budget running out, kills t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
@@ -19,7 +20,6 @@ import time
 from multiprocessing.connection import wait
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import structlog
 
@@ -30,7 +30,9 @@ from service.logs import choose_format
 from service.reload.reloader import InstrumentsReloader, ReloadOutcome
 from service.reload.watcher import InstrumentsWatcher
 from service.state.reader import last_seq
-from service.supervisor.budget import RestartBudget, backoff_s
+from service.supervisor.budget import RestartBudget
+from service.supervisor.exit_reason import exit_fields
+from service.supervisor.restarts import Restarts
 from service.supervisor.sd_notify import Notifier, forget_notify_env, watchdog_interval_s
 from service.supervisor.worker_handle import WorkerHandle
 from service.worker.assembly import state_path
@@ -58,9 +60,7 @@ class Supervisor:
         self.workers: dict[str, WorkerHandle] = {}
         for account in config.active_accounts:
             self._add_worker(account)
-        self.global_budget = RestartBudget(
-            self.settings.global_intensity, self.settings.global_period_s
-        )
+        self.restarts = Restarts(self.settings)
         self.signals: queue.SimpleQueue[int] = queue.SimpleQueue()
         self.reload_requests: queue.SimpleQueue[str] = queue.SimpleQueue()
         self.watcher = InstrumentsWatcher(
@@ -68,6 +68,7 @@ class Supervisor:
         )
         self._next_poll = time.monotonic() + config.settings.reload.poll_s
         self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_w.setblocking(False)  # a signal handler must never block on it
         self.notifier = Notifier.from_env(os.environ)
         self._watchdog_s = watchdog_interval_s(os.environ)
         self._next_watchdog = 0.0
@@ -127,14 +128,19 @@ class Supervisor:
     def _finished(self) -> bool:
         if self.stopping:
             return all(not w.alive for w in self.workers.values())
-        return all(w.done for w in self.workers.values())
+        return all(w.done and not self._awaits_return(w) for w in self.workers.values())
+
+    def _awaits_return(self, worker: WorkerHandle) -> bool:
+        """A retired account may come back in the instruments file: the service waits for
+        it, unless this is a bounded run (--stop-after)."""
+        return worker.retired and self.stop_after is None
 
     # -- signals -----------------------------------------------------------------------
 
     def _install_handlers(self) -> None:
         def record(signum: int, frame: FrameType | None) -> None:
             self.signals.put(signum)  # only record; the loop acts
-            self._wake_w.send(b"\0")
+            self._wake()
 
         for signum in HANDLED_SIGNALS:
             signal.signal(signum, record)
@@ -168,7 +174,12 @@ class Supervisor:
     def _record_file_change(self) -> None:
         """Called on the watcher's thread: only record, the loop acts."""
         self.reload_requests.put("watch")
-        self._wake_w.send(b"\0")
+        self._wake()
+
+    def _wake(self) -> None:
+        # BlockingIOError: the socket is full of wake-ups already; one is enough.
+        with contextlib.suppress(BlockingIOError):
+            self._wake_w.send(b"\0")
 
     def _dispatch_reloads(self) -> None:
         requested = set()
@@ -187,7 +198,10 @@ class Supervisor:
         self.notifier.reloading()
         outcome = self.reloader.check()
         path = str(self.config.instruments_path)
-        if outcome.status == "rejected":
+        if outcome.status == "rejected" and outcome.repeat and "sighup" not in source:
+            # Said once per content; an explicit reload (SIGHUP) is always answered.
+            log.debug("config.still_rejected", source=source, file=path)
+        elif outcome.status == "rejected":
             log.error("config.rejected", source=source, file=path, errors=outcome.errors)
         elif outcome.status == "unchanged":
             log.info("config.unchanged", source=source, file=path)
@@ -196,7 +210,7 @@ class Supervisor:
         self.notifier.ready()
 
     def _apply(self, outcome: ReloadOutcome, source: str) -> None:
-        new_accounts = [a for a in outcome.config.active_accounts if a not in self.workers]
+        new_accounts = [a for a in outcome.config.active_accounts if self._absent(a)]
         log.info(
             "config.applied",
             source=source,
@@ -210,7 +224,12 @@ class Supervisor:
             if worker.alive and (account in outcome.added or account in outcome.removed):
                 worker.send(("config", outcome.config))
         for account in new_accounts:
-            self._spawn(self._add_worker(account))
+            self._spawn(self.workers.get(account) or self._add_worker(account))
+
+    def _absent(self, account: str) -> bool:
+        """No worker for it: never had one, or it retired and has exited."""
+        worker = self.workers.get(account)
+        return worker is None or (worker.retired and not worker.alive)
 
     # -- workers -----------------------------------------------------------------------
 
@@ -234,65 +253,27 @@ class Supervisor:
         code = worker.reap()
         if code is None:
             return
-        fields: dict[str, Any] = (
-            {"signal": signal.Signals(-code).name} if code < 0 else {"exit_code": code}
-        )
+        fields = exit_fields(code, worker.stderr_tail.lines())
         if code == 0 or self.stopping:
-            worker.done = True
             log.info("worker.exited", account=worker.account, restarts=worker.restarts, **fields)
+            self._ended(worker)
             return
-        if code == EX_CONFIG:
-            self._park_for_good(worker, fields)
-            return
-        self._schedule_restart(worker, now, fields)
-
-    def _park_for_good(self, worker: WorkerHandle, fields: dict[str, Any]) -> None:
-        """The worker refused to start (its state database is unusable): restarting cannot
-        help, so the account stays parked (the others trade on) and the service's exit
-        code is 78, which systemd does not restart."""
-        log.error(
-            "account.parked",
-            account=worker.account,
-            restarts=worker.restarts,
-            reason="state database unusable (see the worker's state.unusable); restore it "
-            "or move it aside, then restart the service",
-            **fields,
-        )
-        worker.parked, worker.done, worker.restart_at = True, True, None
-        self.exit_code = EX_CONFIG
-
-    def _schedule_restart(self, worker: WorkerHandle, now: float, fields: dict[str, Any]) -> None:
-        if self.global_budget.record(now):
-            log.error("worker.exited", account=worker.account, restarts=worker.restarts, **fields)
+        verdict = self.restarts.after_exit(worker, code, now, fields)
+        if verdict == "parked_for_good":
+            self.exit_code = EX_CONFIG
+        elif verdict == "give_up":
             self._give_up(worker)
-            return
-        if worker.budget.record(now):
-            self._park(worker, now, fields)
-            return
-        delay = backoff_s(
-            worker.budget.recent, self.settings.backoff_initial_s, self.settings.backoff_max_s
-        )
-        log.warning(
-            "worker.exited",
-            account=worker.account,
-            restarts=worker.restarts,
-            backoff_s=delay,
-            **fields,
-        )
-        worker.restart_at = now + delay
 
-    def _park(self, worker: WorkerHandle, now: float, fields: dict[str, Any]) -> None:
-        cooldown = self.settings.park_cooldown_s
-        log.error(
-            "account.parked",
-            account=worker.account,
-            restarts=worker.restarts,
-            backoff_s=cooldown,
-            reason="restart budget exhausted",
-            **fields,
-        )
-        worker.parked, worker.restart_at = True, now + cooldown
-        worker.budget.reset()
+    def _ended(self, worker: WorkerHandle) -> None:
+        """A clean exit is final, unless it retired and its account is back in the file
+        (re-added while it was closing out): then it starts again at once."""
+        back = worker.account in self.config.active_accounts
+        if worker.retired and back and not self.stopping:
+            self._spawn(worker)
+            log.info("worker.restarted", account=worker.account, restarts=worker.restarts,
+                     worker_pid=worker.pid, reason="account back in the instruments file")
+            return
+        worker.done = True
 
     def _give_up(self, worker: WorkerHandle) -> None:
         log.error(
@@ -349,8 +330,10 @@ class Supervisor:
     def _status_line(self) -> str:
         up = sum(1 for w in self.workers.values() if w.alive)
         parked = [w.account for w in self.workers.values() if w.parked]
+        retired = [w.account for w in self.workers.values() if w.retired and not w.alive]
         seqs = ", ".join(f"{w.account}@{w.last_seq}" for w in self.workers.values())
         tail = f"; parked: {', '.join(parked)}" if parked else ""
+        tail += f"; retired: {', '.join(retired)}" if retired else ""
         return f"{up}/{len(self.workers)} workers up; last updates {seqs}{tail}"
 
     # -- helpers -----------------------------------------------------------------------

@@ -17,7 +17,7 @@ import structlog
 
 from service.settings import SupervisionSettings
 from service.supervisor.budget import RestartBudget
-from service.supervisor.output_relay import LineReader, write_line
+from service.supervisor.output_relay import LineReader, StderrTail, write_line
 from service.worker.process import WorkerSpec, worker_main
 
 log = structlog.get_logger("service.supervisor")
@@ -49,12 +49,15 @@ class WorkerHandle:
         self.conn: Connection | None = None
         self.readers: list[LineReader] = []
         self.deadline = 0.0  # monotonic time by which the next message must come
+        self.last_heard = 0.0  # monotonic time of its last message (or its spawn)
+        self.stderr_tail = StderrTail()
         self.escalation = Escalation()
         self.restarts = 0
         self.restart_at: float | None = None
         self.parked = False
         self.done = False
         self.started = False
+        self.retired = False  # it said it left the instruments file (then exits 0)
         self.last_seq = 0
         self.stop_at_seq: int | None = None
 
@@ -80,7 +83,10 @@ class WorkerHandle:
         err_r.close()
         self.process, self.conn, self.restart_at = process, parent, None
         self.started, self.escalation = False, Escalation()
-        self.deadline = time.monotonic() + self.settings.startup_budget_s
+        self.done = self.retired = False
+        self.stderr_tail.clear()
+        self.last_heard = time.monotonic()
+        self.deadline = self.last_heard + self.settings.startup_budget_s
 
     @property
     def alive(self) -> bool:
@@ -123,12 +129,14 @@ class WorkerHandle:
         kind, seq, allowance_s = message
         self.last_seq = int(seq)
         self.started = self.started or kind == "started"
-        slack = self.settings.missed_heartbeats * self.settings.heartbeat_s
-        self.deadline = time.monotonic() + float(allowance_s) + slack
+        self.retired = self.retired or kind == "retired"
+        self.last_heard = time.monotonic()
+        self.deadline = self.last_heard + float(allowance_s) + self._slack()
 
     def _stderr_line(self, line: bytes) -> None:
         text = line.decode("utf-8", "replace").rstrip()
         if text:
+            self.stderr_tail.add(text)
             log.warning("worker.stderr", account=self.account, line=text)
 
     # -- liveness ----------------------------------------------------------------------
@@ -141,7 +149,7 @@ class WorkerHandle:
             "worker.hung",
             account=self.account,
             pid=self.pid,
-            silent_s=round(now - self.deadline + self._slack(), 3),
+            silent_s=round(now - self.last_heard, 3),  # since its last message
         )
         term_at = now + SIGTERM_AFTER_DUMP_S
         self.escalation.steps = [

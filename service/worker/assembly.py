@@ -13,6 +13,7 @@ from service.broker.base import Broker
 from service.broker.sim import SimBroker
 from service.clock import Clock, FastClock, PacedClock, wall_clock
 from service.config_loader import LoadedConfig, resolve_beside
+from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
 from service.market.csv_replay import CsvMarket, CsvSettings
 from service.market.synthetic import SyntheticMarket, SyntheticSettings
@@ -34,7 +35,13 @@ def sim_broker_path(state_dir: Path, account: str) -> Path:
     return state_dir / f"{account}.sim-broker.sqlite"
 
 
-def build_market(config: LoadedConfig, account: str | None = None) -> MarketFeed:
+def build_market(config: LoadedConfig, account: str | None = None) -> CheckedFeed:
+    """The configured feed, passing on only bars within bar_checks' bounds: the trader and
+    the simulated broker both read it, so neither sees an implausible price."""
+    return CheckedFeed(_build_feed(config, account))
+
+
+def _build_feed(config: LoadedConfig, account: str | None) -> MarketFeed:
     market = config.settings.market
     if market.kind == "alpaca":
         from service.market.alpaca import AlpacaMarket  # noqa: PLC0415 - alpaca-py on demand

@@ -3,8 +3,11 @@
 A fault is `ACTION@POINT[:N][#ACCOUNT]`: at the N-th time (counting from 1 in this
 process; every time without N) the worker of ACCOUNT (every worker without it) passes
 POINT, it does ACTION: `kill` (SIGKILL itself), `exit` (exit 99 at once), `hang` (block
-the main loop for good) or `fail` (raise an I/O error there, as a full disk or a failing
-device would). Points, in the order an update passes them: `start` (before resuming),
+the main loop for good), `fail` (raise an I/O error there, as a full disk or a failing
+device would) or `pause` (log `fault.paused`, then hold the main loop until the worker is
+asked to stop: a test signals it at that exact moment; only at points the trading loop
+passes, once `watch_stop` has armed it). Points, in the order an update passes them:
+`start` (before resuming),
 `after_resend` (a resend at start-up, between its POST and recording its answer),
 `update`, `model` (inside the model update: new chain states computed, not yet kept),
 `before_checkpoint`, `in_commit` (inside the checkpoint transaction, before COMMIT),
@@ -24,14 +27,17 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 
+import structlog
+
 FAULTS_ENV = "REGIME_TRADER_FAULTS"
 TESTING_ENV = "REGIME_TRADER_TESTING"
-ACTIONS = ("kill", "exit", "hang", "fail")
+ACTIONS = ("kill", "exit", "hang", "fail", "pause")
 POINTS = (
     "start", "after_resend", "update", "model", "before_checkpoint", "in_commit",
     "after_checkpoint", "before_post", "after_post", "reload",
 )
 EXIT_FAULT = 99
+log = structlog.get_logger("service.worker")
 
 
 class FaultSpecError(ValueError):
@@ -83,6 +89,11 @@ class FaultPoints:
         faults = parse_faults(",".join(specs))
         self.faults = tuple(f for f in faults if f.account in (None, account))
         self._passes: Counter[str] = Counter()
+        self._stop: threading.Event | None = None
+
+    def watch_stop(self, stop: threading.Event) -> None:
+        """Arm `pause`: it holds until this event is set (by a stop signal)."""
+        self._stop = stop
 
     def hit(self, point: str) -> None:
         if not self.faults:
@@ -90,7 +101,19 @@ class FaultPoints:
         self._passes[point] += 1
         for fault in self.faults:
             if fault.point == point and fault.nth in (None, self._passes[point]):
-                _fire(fault.action, point)
+                if fault.action == "pause":
+                    self._pause(point)
+                else:
+                    _fire(fault.action, point)
+
+    def _pause(self, point: str) -> None:
+        if self._stop is None:
+            raise FaultSpecError(f"pause@{point}: this point is passed before the trading "
+                                 "loop arms pause; pick a point inside an update")
+        log.warning("fault.paused", point=point, until="a stop is asked for")
+        # A signal handler (SIGTERM, SIGINT) or the parent's death sets it; the wait is
+        # interruptible, so the handler runs while we wait.
+        self._stop.wait()
 
 
 class InjectedFailure(sqlite3.OperationalError):

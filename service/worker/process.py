@@ -28,13 +28,15 @@ from gpu_backend import BatchShape, select_backend
 from service.broker.base import BrokerError
 from service.clock import Clock
 from service.config_loader import LoadedConfig
-from service.exit_codes import EX_CONFIG
+from service.exit_codes import EX_CONFIG, EX_SOFTWARE, EX_TEMPFAIL
 from service.logs import configure_logging
-from service.market.base import MarketDataError
-from service.state.store import StateStore, UnusableStateError
+from service.market.base import MarketDataError, UnusableDataError
+from service.state.store import StateStore, StateUnavailableError, UnusableStateError
 from service.worker import assembly
+from service.worker.broker_start import resume_when_reachable
 from service.worker.fault_points import FaultPoints
 from service.worker.trader import BarCursor, Trader
+from service.worker.warmup import warn_if_data_ends_early
 
 log = structlog.get_logger("service.worker")
 Inbox = queue.SimpleQueue[tuple[str, Any]]
@@ -72,7 +74,19 @@ def worker_main(spec: WorkerSpec, conn: Connection, stdout: Connection, stderr: 
     stop, inbox = threading.Event(), Inbox()
     _install_stop_handlers(stop)
     threading.Thread(target=_watch_parent, args=(conn, stop, inbox), daemon=True).start()
-    run_worker_or_refuse(spec, stop, conn, inbox)
+    _run_or_fail(spec, stop, conn, inbox)
+
+
+def _run_or_fail(spec: WorkerSpec, stop: threading.Event, conn: Connection, inbox: Inbox) -> None:
+    """What run_worker_or_refuse does not classify is a bug or an unforeseen fault: one
+    structured `worker.failed` event and exit 70, never a bare traceback and exit 1."""
+    try:
+        run_worker_or_refuse(spec, stop, conn, inbox)
+    except Exception as error:  # the process boundary: say what it was, then exit 70
+        log.error("worker.failed", error_type=type(error).__name__, error=str(error),
+                  exit_code=EX_SOFTWARE, exc_info=True,
+                  next="the supervisor restarts the worker with backoff; a bug if it repeats")
+        sys.exit(EX_SOFTWARE)
 
 
 def run_worker_or_refuse(
@@ -80,12 +94,22 @@ def run_worker_or_refuse(
     inbox: Inbox | None = None,
 ) -> None:
     """run_worker; a state database that cannot be trusted ends the process with 78, which
-    the supervisor answers by parking the account (restarting cannot help)."""
+    the supervisor answers by parking the account (restarting cannot help); one that
+    cannot be written for now (disk full, read-only, denied) with 75: restarted."""
     try:
         run_worker(spec, stop, conn, inbox)
     except UnusableStateError as error:
         log.error("state.unusable", reason=str(error), exit_code=EX_CONFIG,
                   next="the account is parked until the database is restored or moved aside")
+        sys.exit(EX_CONFIG)
+    except StateUnavailableError as error:  # disk full, read-only, denied: may pass
+        log.error("state.unavailable", reason=str(error), errno=error.errno_name,
+                  exit_code=EX_TEMPFAIL, next="the supervisor restarts the worker with backoff")
+        sys.exit(EX_TEMPFAIL)
+    except UnusableDataError as error:  # a bad data file: a person must fix it
+        log.error("market.unusable", file=error.file, line=error.line, column=error.column,
+                  reason=error.reason, exit_code=EX_CONFIG,
+                  next="the account is parked until the file is fixed and the service restarted")
         sys.exit(EX_CONFIG)
 
 
@@ -99,7 +123,8 @@ def run_worker(
     market = assembly.build_market(config, account)
     symbols = config.instruments.symbols(account)
     first_bar = assembly.first_trading_bar(config, market, symbols)
-    store = StateStore(assembly.state_path(spec.state_dir, account))
+    warn_if_data_ends_early(market, symbols, first_bar, config.settings.model.window)
+    store = StateStore(assembly.state_path(spec.state_dir, account), account=account)
     cursor = BarCursor(first_bar - market.bar_interval)
     broker = assembly.build_broker(config, account, spec.state_dir, market, cursor)
     clock = assembly.build_clock(config, market, symbols, first_bar, store)
@@ -108,7 +133,12 @@ def run_worker(
                     faults)
     try:
         faults.hit("start")
-        resumed = trader.resume()
+        resumed = resume_when_reachable(  # refused keys exit 78 (broker_start.py)
+            trader, stop, config.settings.supervision,
+            lambda allowance_s: beat.send("beat", trader.seq, allowance_s))
+        if resumed is None:
+            log.info("worker.stopping", seq=trader.seq, reason="stop requested before start")
+            return trader.seq
         log.info(
             "worker.started",
             backend=backend.name,
@@ -148,12 +178,15 @@ def _trade(
     """Bar after bar. The heartbeat comes from this loop, never from a side thread, so a
     blocked loop is a silent one."""
     supervision = spec.config.settings.supervision
+    trader.stop_requested = stop.is_set  # no new order POST once a stop is asked for
+    faults.watch_stop(stop)
     update_allowance = supervision.startup_budget_s  # the first update may be a cold one
     reason = "stop-after reached"
     while not stop.is_set() and (spec.stop_at_seq is None or trader.seq < spec.stop_at_seq):
         _take_messages(trader, inbox)
         if trader.retired:
             reason = "account removed from the instruments file"
+            beat.send("retired", trader.seq, supervision.heartbeat_s)  # revived if re-added
             break
         beat.send("beat", trader.seq, supervision.heartbeat_s)
         bar_time = clock.wait_for_bar_after(cursor.value, stop, timeout=supervision.heartbeat_s)
@@ -178,6 +211,8 @@ def _update(trader: Trader, bar_time: datetime) -> bool:
     update only: nothing was checkpointed, and the next bar catches up."""
     try:
         return trader.update(bar_time) is not None
+    except UnusableDataError:
+        raise  # not an outage: a bad file stays bad at the next bar (run_worker_or_refuse)
     except (BrokerError, MarketDataError) as error:
         log.warning("update.failed", bar_time=bar_time.isoformat(), reason=str(error),
                     next="retry at the next bar")

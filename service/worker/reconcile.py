@@ -5,9 +5,12 @@ our own intents have filled since. When the broker says otherwise, for a symbol 
 order working, the broker's figure is adopted and the event logged (`position.adopted`).
 At start-up, open orders on our symbols that are not our own pending intents are
 cancelled (`order.stale_canceled`): paper trading rejects wash trades against them, and
-the strategy would otherwise wait on them forever. Before that, an open order of ours from
-an update AFTER the newest checkpoint proves the database lost committed updates (orders
-are only sent once their checkpoint is durable): the worker refuses to start.
+the strategy would otherwise wait on them forever. Orders of another database (another
+order epoch: one moved aside) are foreign like a hand-placed order: never matched to an
+intent, cancelled when working on our symbols, their fills adopted as positions. Before
+that, an open order of ours (this epoch) from an update AFTER the newest checkpoint proves
+the database lost committed updates (orders are only sent once their checkpoint is
+durable): the worker refuses to start.
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ class Reconciler:
     def refuse_lost_updates(self, snapshot: BrokerSnapshot, account: str, seq: int) -> None:
         """Trading on a database that lost committed updates (a deleted -wal file, an old
         backup) would decide again what was already decided: refuse, never reset."""
+        ids = self.store.ids_for(account)  # another epoch's orders are foreign, not lost
         later = [o.client_order_id for o in snapshot.open_orders
-                 if o.client_order_id and update_of(o.client_order_id, account) > seq]
+                 if o.client_order_id and ids.update_of(o.client_order_id) > seq]
         if later:
             raise UnusableStateError(
                 f"{self.store.path}: the broker holds order {later[0]} of an update after "
@@ -86,9 +90,3 @@ class Reconciler:
         stored = self.store.meta(BASELINE_KEY)
         return {} if stored is None else {k: float(v) for k, v in json.loads(stored).items()}
 
-
-def update_of(cid: str, account: str) -> int:
-    """The update (seq) a client_order_id of this account was made in; 0 if not ours."""
-    prefix = f"rt-{account}-"
-    seq = cid[len(prefix):].split("-", 1)[0] if cid.startswith(prefix) else ""
-    return int(seq) if seq.isdigit() else 0

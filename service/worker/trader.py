@@ -20,6 +20,7 @@ from gpu_backend.base import Backend
 from regime_model.update import ModelSpec, RegimeEstimate, refresh
 from service.broker.base import Broker
 from service.config_loader import LoadedConfig
+from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
 from service.state.store import Checkpoint, DecisionRow, StateStore
 from service.strategy import Decision, Signal, decide, order_intents
@@ -28,6 +29,7 @@ from service.worker.book import Book, InstrumentState, decode_book, encode_book,
 from service.worker.fault_points import FaultPoints
 from service.worker.reconcile import Reconciler
 from service.worker.rotation import next_batch
+from service.worker.warmup import BOOK_KEY, Warmup
 
 log = structlog.get_logger("service.worker")
 
@@ -80,7 +82,7 @@ class Trader:
     ) -> None:
         self.account = account
         self.config = config
-        self.market = market
+        self.market = CheckedFeed.around(market)  # every bar the trader takes is checked
         self.broker = broker
         self.store = store
         self.backend = backend
@@ -97,6 +99,8 @@ class Trader:
         self.last_bar_time: datetime | None = None
         self.reconciler = Reconciler(broker, store)
         self.faults = faults or FaultPoints()  # test-only crash points; none in production
+        self.stop_requested: Callable[[], bool] = lambda: False  # the worker's stop flag
+        self.warmup = Warmup(settings.model.window)
 
     @property
     def symbols(self) -> tuple[Symbol, ...]:
@@ -138,6 +142,8 @@ class Trader:
         """Ask the broker about every intent not known to be final; send the ones it has
         never seen (same client_order_id, so a resend can never duplicate)."""
         for record in self.store.open_intents():
+            if self.stop_requested():
+                return  # stop means no new POST; the next start resolves the rest
             outcome = self.broker.lookup(record.intent.client_order_id)
             if outcome is None and record.status.needs_resolution:
                 outcome = self._send(record.intent)
@@ -160,9 +166,11 @@ class Trader:
             fresh = self._fetch(batch, bar_time)
         if not fresh and not self.book.retiring():
             self.book.cursor = cursor  # move on, or a slice without data would stall the rotation
-            log.debug("update.skipped", bar_time=bar_time.isoformat(), reason="no new bars")
+            log.debug("update.skipped", bar_time=bar_time.isoformat(), reason="no new bars",
+                      bars_rejected=self.market.take_rejected())
             return None
         ready = [s for s in batch if self.book.instruments[s].returns.size >= self.spec.window]
+        self.warmup.note(self.book, batch)
         with timer.stage("model"):
             estimate, info = self._refresh(ready, seq)
         with timer.stage("strategy"):
@@ -180,12 +188,22 @@ class Trader:
         if intents:
             self.faults.hit("after_checkpoint")  # committed, before any POST
         with timer.stage("orders"):
-            for intent in intents:
-                self.faults.hit("before_post")
-                self._send(intent, seq)
+            self._send_all(intents, seq)
         self.seq, self.last_bar_time = seq, bar_time
         self._log_update(seq, bar_time, batch, ready, fresh, estimate, info, intents, timer)
         return UpdateReport(seq, bar_time, len(intents))
+
+    def _send_all(self, intents: list[OrderIntent], seq: int) -> None:
+        """POST the update's intents; once a stop is asked for, POST no more. The rest
+        are durable in the checkpoint and sent, once, by `resolve_open_intents` at the next
+        start (or the next update)."""
+        for n, intent in enumerate(intents):
+            self.faults.hit("before_post")
+            if self.stop_requested():
+                log.info("orders.deferred", count=len(intents) - n, reason="stop requested",
+                         next="sent at the next start, by client_order_id")
+                return
+            self._send(intent, seq)
 
     def _fetch(self, batch: tuple[Symbol, ...], bar_time: datetime) -> int:
         """New bars for the batch: everything since each symbol's last bar, or a full
@@ -236,7 +254,8 @@ class Trader:
         prices = {d.symbol: float(self.book.instruments[d.symbol].last_close or 0.0)
                   for d in decisions}
         strategy = self.config.settings.strategy
-        intents = order_intents(decisions, snapshot, prices, budget, self.account, seq, strategy)
+        ids = self.store.ids_for(self.account)  # the database's epoch is in every id
+        intents = order_intents(decisions, snapshot, prices, budget, ids.tag, seq, strategy)
         return rows, intents
 
     def _model_decisions(
@@ -276,6 +295,7 @@ class Trader:
         intents: list[OrderIntent],
     ) -> None:
         model, book = encode_book(self.book)
+        book[BOOK_KEY] = self.warmup.book_entry(self.book)  # for `status`; resume ignores it
         checkpoint = Checkpoint(
             seq=seq,
             bar_time=bar_time,
@@ -341,6 +361,8 @@ class Trader:
             bar_time=bar_time.isoformat(),
             instruments=len(batch),
             modelled=len(ready),
+            warming=sorted(set(batch) - set(ready)),
+            bars_rejected=self.market.take_rejected(),
             new_bars=fresh,
             backend=self.backend.name,
             adapter=self.backend.adapter,

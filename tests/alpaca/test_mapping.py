@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import structlog
 
 from service.broker import alpaca_mapping as m
 from service.types import Bar, OrderOutcome, OrderStatus, Position, Side
@@ -31,8 +32,9 @@ def test_sides_map_both_ways(theirs: str, ours: Side) -> None:
 
 
 def test_an_unknown_status_names_the_table_to_extend() -> None:
-    with pytest.raises(m.MappingError, match="ORDER_STATUS"):
-        m.status_from_alpaca("teleported")
+    with structlog.testing.capture_logs() as logs:
+        assert m.status_from_alpaca("teleported") == OrderStatus.UNKNOWN
+    assert "ORDER_STATUS" in logs[0]["next"]
 
 
 @pytest.mark.parametrize(
@@ -81,3 +83,49 @@ def test_a_bar_is_stamped_with_its_close_ours_and_its_start_theirs() -> None:
 def test_nanosecond_timestamps_are_read() -> None:
     assert m.time_from_alpaca("2026-01-05T14:30:00.123456789Z") == datetime(
         2026, 1, 5, 14, 30, 0, 123456, tzinfo=UTC)
+
+
+# -- issue 12: RFC 3339 with any offset; values Alpaca may add --------------------------------
+
+NY_WINTER = datetime(2026, 12, 1, 14, 30, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-12-01T09:30:00-05:00", NY_WINTER),  # Alpaca's clock, winter
+        ("2026-07-01T09:30:00-04:00", datetime(2026, 7, 1, 13, 30, tzinfo=UTC)),  # summer
+        ("2026-12-01T09:30:00.123456789-05:00", NY_WINTER.replace(microsecond=123456)),
+        ("2026-12-01T14:30:00.5Z", NY_WINTER.replace(microsecond=500000)),
+        ("2026-12-01T14:30:00.1234567+00:00", NY_WINTER.replace(microsecond=123456)),
+        ("2026-12-01t14:30:00z", NY_WINTER),
+        ("2026-12-01T14:30:00-00:00", NY_WINTER),
+        ("2026-12-01T20:00:00+05:30", NY_WINTER),
+        ("2026-12-01 09:30:00-05:00", NY_WINTER),
+        ("2026-12-01T14:30:00.000000001Z", NY_WINTER),
+    ],
+)
+def test_rfc3339_times_with_any_offset_and_fraction_are_read_as_utc(
+    text: str, expected: datetime
+) -> None:
+    got = m.time_from_alpaca(text)
+    assert got == expected and got.utcoffset() == timedelta(0)
+
+
+@pytest.mark.parametrize("text", ["", "2026-12-01T09:30:00", "2026-12-01T09:30:00.Z",
+                                  "2026-12-01T09:30:00.1234567890Z", "yesterday",
+                                  "2026-12-01T09:30:00+25:00", "2026-13-01T09:30:00Z"])
+def test_a_time_that_is_not_rfc3339_is_refused_naming_it(text: str) -> None:
+    with pytest.raises(m.MappingError, match="RFC 3339"):
+        m.time_from_alpaca(text)
+
+
+def test_an_unknown_status_or_side_is_an_unknown_outcome_warned_once_per_value() -> None:
+    order = {"id": "id-9", "client_order_id": "rt-a-9-SPY", "status": "teleported-x1",
+             "side": "sideways-x1", "symbol": "SPY", "filled_qty": "0", "type": "warp",
+             "time_in_force": "forever", "asset_class": "quantum"}
+    with structlog.testing.capture_logs() as logs:
+        outcomes = [m.order_to_outcome(order) for _ in range(3)]
+    assert all(o.status == OrderStatus.UNKNOWN and o.side is None for o in outcomes)
+    warned = [(e["field"], e["value"]) for e in logs if e["event"] == "alpaca.unknown_value"]
+    assert warned == [("status", "teleported-x1"), ("side", "sideways-x1")]

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from service.market.synthetic import SyntheticMarket, SyntheticSettings
 
@@ -19,8 +20,25 @@ Json = dict[str, Any]
 START = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
 
 
+NEW_YORK = ZoneInfo("America/New_York")
+
+
 def stamp(ts: datetime) -> str:
+    """Bar times, as Alpaca sends them: UTC, 'Z', no fraction."""
     return ts.isoformat().replace("+00:00", "Z")
+
+
+def nano_stamp(ts: datetime, zone: ZoneInfo | None = None) -> str:
+    """Order and clock times, as Alpaca sends them: nine fraction digits, 'Z' or (the
+    clock) New York's offset, -05:00 in winter and -04:00 in summer."""
+    local = ts.astimezone(zone or UTC)
+    text = f"{local:%Y-%m-%dT%H:%M:%S}.{local.microsecond:06d}417{local:%z}"
+    return text[:-2] + ":" + text[-2:] if zone else text[:-5] + "Z"
+
+
+def ny_stamp(ts: datetime) -> str:
+    """The clock's next_open / next_close: New York time, no fraction."""
+    return ts.astimezone(NEW_YORK).replace(microsecond=0).isoformat()
 
 
 class Refused(Exception):  # noqa: N818 - an HTTP refusal, named as Alpaca's docs name it
@@ -42,7 +60,7 @@ class Order:
     filled_avg_price: float | None = None
 
     def json(self) -> Json:
-        when = stamp(self.submitted_at)
+        when = nano_stamp(self.submitted_at)
         return {
             "id": self.id, "client_order_id": self.client_order_id, "created_at": when,
             "updated_at": when, "submitted_at": when, "filled_at": None, "expired_at": None,

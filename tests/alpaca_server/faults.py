@@ -11,6 +11,9 @@ Kinds (what the client sees):
   drop_after_accept the request is processed, then the connection is closed
   missing_bar       bars: the newest bar of each symbol is left out (it comes later: late)
   duplicate_bar     bars: every bar of the answer is sent twice
+  echo_400 echo_401 echo_403 echo_500
+                    that status, with an error body over 200 characters that echoes the
+                    request's key and secret (and pieces of them); nothing processed
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ from collections import deque
 FAULT_KINDS = (
     "429", "500", "502", "503", "504", "504_after_accept", "422_after_accept",
     "stall", "drop", "drop_after_accept", "missing_bar", "duplicate_bar",
+    "echo_400", "echo_401", "echo_403", "echo_500",
 )
+ECHO_KEYS = {"echo_400": 400, "echo_401": 401, "echo_403": 403, "echo_500": 500}
+RANDOM_KINDS = tuple(k for k in FAULT_KINDS if k not in ECHO_KEYS)  # the default at random
 BAR_ONLY = frozenset({"missing_bar", "duplicate_bar"})
 ORDER_ONLY = frozenset({"504_after_accept", "422_after_accept", "drop_after_accept"})
 
@@ -43,7 +49,7 @@ class Faults:
         with self._lock:
             self._queued.setdefault(route, deque()).extend(kinds)
 
-    def at_random(self, rate: float, seed: int, kinds: tuple[str, ...] = FAULT_KINDS) -> None:
+    def at_random(self, rate: float, seed: int, kinds: tuple[str, ...] = RANDOM_KINDS) -> None:
         with self._lock:
             self._rate, self._kinds, self._rng = rate, kinds, random.Random(seed)
 

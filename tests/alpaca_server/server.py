@@ -19,8 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from alpaca_server.book import Account, Json, Refused, stamp
-from alpaca_server.faults import Faults
+from alpaca_server.book import NEW_YORK, Account, Json, Refused, nano_stamp, ny_stamp, stamp
+from alpaca_server.faults import ECHO_KEYS, Faults
 
 ORDER_POST = "POST /v2/orders"
 
@@ -33,6 +33,9 @@ class AlpacaServer:
         self.faults = Faults()
         self.page_size, self.rate_limit, self.stall_s = page_size, rate_limit, stall_s
         self.is_open = True
+        # Fields merged into every answer of a kind ("order", "position", "account",
+        # "clock"): how a test sends a value Alpaca may add one day (a new order status...)
+        self.overrides: dict[str, Json] = {}
         self.reset_in_s = 0.0  # how far ahead an injected 429's X-Ratelimit-Reset lies
         self.lock = threading.Lock()
         self.closing = threading.Event()
@@ -69,7 +72,20 @@ class AlpacaServer:
 
     # -- routes (called under self.lock) ----------------------------------------------------
 
-    def route(  # noqa: PLR0911 - one return per route reads as the routing table
+    def route(self, method: str, path: str, query: dict[str, str], body: Json | None) -> Any:
+        return self._override(path, self._route(method, path, query, body))
+
+    def _override(self, path: str, payload: Any) -> Any:
+        kind = path.removeprefix("/v2/").split("/")[0].split(":")[0].removesuffix("s")
+        fields = self.overrides.get(kind)
+        if not fields or payload is None:
+            return payload
+        items = payload if isinstance(payload, list) else [payload]
+        for item in items:
+            item.update(fields)
+        return payload
+
+    def _route(  # noqa: PLR0911 - one return per route reads as the routing table
         self, method: str, path: str, query: dict[str, str], body: Json | None
     ) -> Any:
         account = self.account
@@ -114,8 +130,8 @@ class AlpacaServer:
 
     def _clock(self) -> Json:
         wall = datetime.now(UTC)
-        later = stamp(wall + timedelta(hours=1))
-        return {"timestamp": stamp(wall), "is_open": self.is_open,
+        later = ny_stamp(wall + timedelta(hours=1))
+        return {"timestamp": nano_stamp(wall, NEW_YORK), "is_open": self.is_open,
                 "next_open": later, "next_close": later}
 
     def _bars(self, query: dict[str, str]) -> Json:
@@ -174,7 +190,7 @@ def _handler(server: AlpacaServer) -> type[BaseHTTPRequestHandler]:
                 self._answer(401, {"code": 40110000, "message": "request is not authorized"})
                 return
             fault = server.faults.draw(route)
-            if fault in ("429", "500", "502", "503", "504", "drop"):
+            if fault in ("429", "500", "502", "503", "504", "drop") or fault in ECHO_KEYS:
                 self._early(fault)
                 return
             status, payload = self._process(method, parts.path, query, body, fault)
@@ -196,6 +212,8 @@ def _handler(server: AlpacaServer) -> type[BaseHTTPRequestHandler]:
         def _early(self, fault: str) -> None:
             if fault == "drop":
                 self._drop()
+            elif fault in ECHO_KEYS:
+                self._answer(ECHO_KEYS[fault], {"code": 40010000, "message": self._echo()})
             elif fault == "429":
                 self._answer(429, {"code": 42910000, "message": "rate limit exceeded"}, True)
             else:
@@ -226,6 +244,14 @@ def _handler(server: AlpacaServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             except OSError:
                 pass  # the client gave up (its timeout): that is the point of a stall
+
+        def _echo(self) -> str:
+            """A careless gateway's error: the keys it was sent, the first one just before
+            character 200, then pieces of them."""
+            key_id, secret = self.headers.get("APCA-API-KEY-ID", ""), self.headers.get(
+                "APCA-API-SECRET-KEY", "")
+            return (f"{'x' * 191}{key_id} was sent with {secret}; "
+                    f"key {key_id[:7]}... secret {secret[3:11]}... {'y' * 300}")
 
         def _drop(self) -> None:
             self.close_connection = True

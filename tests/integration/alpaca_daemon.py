@@ -31,6 +31,7 @@ reconcile_every = 5
 
 [broker.alpaca]
 url_override = "{url}"
+trade_when_closed = false  # the default: the clock endpoint (New York time) is read
 
 [broker.alpaca.http]
 timeout_s = 0.3
@@ -65,8 +66,8 @@ def write_config(folder: Path, server: AlpacaServer) -> Path:
     return path
 
 
-def key_env(server: AlpacaServer) -> dict[str, str]:
-    key_id, secret = server.keys
+def key_env(server: AlpacaServer, keys: tuple[str, str] | None = None) -> dict[str, str]:
+    key_id, secret = keys or server.keys
     return {"REGIME_TRADER_ALPHA_KEY_ID": key_id, "REGIME_TRADER_ALPHA_SECRET": secret}
 
 
@@ -95,3 +96,8 @@ def assert_exactly_once(server: AlpacaServer, state: Path) -> list[Intent]:
         else:
             assert server.account.accepted.get(cid) == 1, f"{cid} ({status}) was lost"
     return made
+
+
+def key_pieces(*keys: str, size: int = 6) -> set[str]:
+    """Every `size`-character piece of the keys: none may be written anywhere."""
+    return {k[i:i + size] for k in keys for i in range(len(k) - size + 1)}

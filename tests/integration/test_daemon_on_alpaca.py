@@ -4,6 +4,7 @@ Waits are on the daemon's exit with deadlines, never sleeps."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -12,13 +13,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from alpaca_daemon import assert_exactly_once, key_env, write_config
-from alpaca_server import AlpacaServer
+from alpaca_daemon import assert_exactly_once, key_env, key_pieces, write_config
+from alpaca_server import RANDOM_KINDS, AlpacaServer
 from conftest import DaemonProcess
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-CID = re.compile(r"^rt-alpha-(\d+)-(SPY|QQQ)$")
-FAKE_KEY_ID, FAKE_SECRET = "PKFAKELEAKCHECK12345", "fake-secret-must-never-appear-0042"
+CID = re.compile(r"^rt-(?:[0-9][0-9a-z]{5}-)?alpha-(\d+)-(SPY|QQQ)$")  # epoch: order_ids.py
+# no English words in them: a 6-character piece of one must never be written anywhere
+FAKE_KEY_ID, FAKE_SECRET = "PKQZ7V1X9W3R5T8Y2U4A", "q8Zr2vN6pL0wX4kT9mB3hJ7cF1dS5gAe"
 
 
 @pytest.fixture
@@ -28,16 +30,26 @@ def server() -> Iterator[AlpacaServer]:
     server.stop()
 
 
-def run(run_daemon: Callable[..., DaemonProcess], server: AlpacaServer, tmp_path: Path,
-        updates: int, faults: str = "") -> DaemonProcess:
+def start(run_daemon: Callable[..., DaemonProcess], server: AlpacaServer, tmp_path: Path,
+          updates: int, faults: str = "", keys: tuple[str, str] | None = None) -> DaemonProcess:
     config = write_config(tmp_path / "config", server)
-    env = key_env(server)
+    env = key_env(server, keys)
     if faults:
         env |= {"REGIME_TRADER_FAULTS": faults, "REGIME_TRADER_TESTING": "1"}
-    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "state"),
-                        "--stop-after", str(updates), env=env)
+    return run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "state"),
+                      "--stop-after", str(updates), env=env)
+
+
+def run(run_daemon: Callable[..., DaemonProcess], server: AlpacaServer, tmp_path: Path,
+        updates: int, faults: str = "") -> DaemonProcess:
+    daemon = start(run_daemon, server, tmp_path, updates, faults)
     assert daemon.wait_exit(timeout=240) == 0, daemon.report("bad exit")
     return daemon
+
+
+def leaked_pieces(daemon: DaemonProcess, *keys: str) -> list[str]:
+    written = json.dumps(daemon.events) + "".join(daemon.stderr)
+    return sorted(p for p in key_pieces(*keys) if p in written)
 
 
 def signed_fills(server: AlpacaServer) -> Counter[str]:
@@ -55,11 +67,13 @@ def test_the_daemon_trades_end_to_end_against_the_local_server(
     made = assert_exactly_once(server, tmp_path / "state")
     assert made, "the strategy placed no order in 24 updates"
     seqs = [int(m.group(1)) for cid, *_ in made if (m := CID.match(cid))]
-    assert len(seqs) == len(made), "every client_order_id is rt-alpha-<seq>-<symbol>"
+    assert len(seqs) == len(made), "every client_order_id is rt-<epoch>-alpha-<seq>-<symbol>"
     assert {status for *_, status in made} <= {"filled", "accepted"}
     positions = {s: q for s, (q, _) in server.account.positions.items()}
     assert positions == {s: q for s, q in signed_fills(server).items() if q}
     assert [u["seq"] for u in daemon.named("update.completed")] == list(range(1, 25))
+    assert "GET /v2/clock" in server.requests, "trade_when_closed = false reads the clock"
+    assert len(daemon.named("worker.started")) == 1, "the worker never crashed"
 
 
 @pytest.mark.parametrize("updates", [40, pytest.param(240, marks=pytest.mark.slow)])
@@ -103,7 +117,7 @@ def test_no_key_is_ever_written_to_logs_databases_or_status(
     server = AlpacaServer(key_id=FAKE_KEY_ID, secret=FAKE_SECRET, stall_s=0.6,
                          rate_limit=1_000_000).start()
     try:
-        server.faults.at_random(rate=0.15, seed=3)
+        server.faults.at_random(rate=0.15, seed=3, kinds=(*RANDOM_KINDS, "echo_400", "echo_500"))
         daemon = run(run_daemon, server, tmp_path, updates=12)
     finally:
         server.stop()
@@ -115,6 +129,60 @@ def test_no_key_is_ever_written_to_logs_databases_or_status(
     written = [status.stdout, status.stderr, "".join(daemon.stderr).encode()]
     written += [repr(e).encode() for e in daemon.events]
     written += [p.read_bytes() for p in (tmp_path / "state").rglob("*") if p.is_file()]
+    pieces = [p.encode() for p in key_pieces(FAKE_KEY_ID, FAKE_SECRET)]
     for blob in written:
-        assert FAKE_KEY_ID.encode() not in blob and FAKE_SECRET.encode() not in blob
+        assert not [p for p in pieces if p in blob]
     assert daemon.named("update.completed") and status.stdout
+    assert {k for _, k in server.faults.injected} & {"echo_400", "echo_500"}
+
+
+@pytest.mark.parametrize("how", ["wrong keys", "echo_401", "echo_403"])
+def test_refused_keys_at_start_park_the_account_with_78_and_no_piece_of_a_key(
+    run_daemon: Callable[..., DaemonProcess], tmp_path: Path, how: str
+) -> None:
+    server = AlpacaServer(key_id=FAKE_KEY_ID, secret=FAKE_SECRET).start()
+    keys = ("PKW4RONG7KEY2ID9QX5Z", "z7Yq3Wm9Kx1Vb5Nr8Tc2Lp6Hd4Gf0Js") if how == "wrong keys" \
+        else server.keys
+    if how != "wrong keys":
+        server.faults.queue("GET /v2/account", how)
+    try:
+        daemon = start(run_daemon, server, tmp_path, updates=4, keys=keys)
+        code = daemon.wait_exit(timeout=120)
+    finally:
+        server.stop()
+    assert code == 78, daemon.report("refused keys must park the account")
+    [failed] = daemon.named("broker.auth_failed")
+    assert failed["parked"] is True and failed["exit_code"] == 78
+    assert daemon.named("account.parked") and len(daemon.named("worker.started")) == 0
+    assert server.requests.count("GET /v2/account") == 1, "a refused key is not retried"
+    assert "Traceback" not in "".join(daemon.stderr), daemon.report("a traceback")
+    assert not leaked_pieces(daemon, *keys, *server.keys)
+
+
+def test_a_broker_unreachable_at_start_is_retried_in_the_worker_then_it_trades(
+    run_daemon: Callable[..., DaemonProcess], server: AlpacaServer, tmp_path: Path
+) -> None:
+    server.faults.queue("GET /v2/account", *["drop", "503", "stall", "502"] * 3)
+    daemon = start(run_daemon, server, tmp_path, updates=6)
+    assert daemon.wait_exit(timeout=240) == 0, daemon.report("bad exit")
+    unreachable = daemon.named("broker.unreachable")
+    assert len(unreachable) == 3, daemon.report("one event per failed start attempt")
+    assert all(e["retry_in_s"] > 0 and e["attempt"] == n + 1 for n, e in enumerate(unreachable))
+    assert len(daemon.named("worker.started")) == 1 and not daemon.named("worker.exited",
+                                                                           exit_code=75)
+    assert "Traceback" not in "".join(daemon.stderr), daemon.report("a traceback")
+    assert [u["seq"] for u in daemon.named("update.completed")] == list(range(1, 7))
+
+
+def test_an_order_status_alpaca_adds_one_day_never_stops_the_worker(
+    run_daemon: Callable[..., DaemonProcess], server: AlpacaServer, tmp_path: Path
+) -> None:
+    server.overrides["order"] = {"status": "quantum_held", "side": "sell_short_exempt",
+                                 "time_in_force": "gtx", "order_type": "twap", "type": "twap"}
+    server.overrides["position"] = {"side": "flat", "asset_class": "us_future"}
+    daemon = run(run_daemon, server, tmp_path, updates=16)
+    made = assert_exactly_once(server, tmp_path / "state")
+    assert made and {status for *_, status in made} <= {"unknown", "rejected"}
+    assert len(daemon.named("worker.started")) == 1, "the worker never crashed"
+    warned = [(e["field"], e["value"]) for e in daemon.named("alpaca.unknown_value")]
+    assert sorted(warned) == [("side", "sell_short_exempt"), ("status", "quantum_held")]

@@ -6,6 +6,7 @@ without a durable checkpoint, and a database that cannot be trusted is refused a
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sqlite3
 import subprocess
@@ -19,19 +20,23 @@ import pytest
 from service.chaos import SETTINGS, final_state, run_worker_process, worker_process
 from service.daemon_harness import DaemonProcess, write_config
 from service.exit_codes import EX_CONFIG
+from service.state.sqlite_open import open_sqlite
 
 HERE = Path(__file__).resolve().parent
 STOP = 12
+EPOCH = re.compile(r"^rt-[0-9][0-9a-z]{5}-")
 
 
 def _seq_of(cid: str) -> int:
-    return int(cid.split("-")[2])
+    return int(cid.split("-")[-2])  # rt-<epoch>-<account>-<seq>-<symbol>
 
 
 def _broker_ids(path: Path) -> set[str]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = open_sqlite(path, read_only=True)
     try:
-        return {str(r[0]) for r in conn.execute("SELECT client_order_id FROM orders")}
+        # with the epoch masked, as final_state shows them
+        return {EPOCH.sub("rt-EPOCH-", str(r[0]))
+                for r in conn.execute("SELECT client_order_id FROM orders")}
     finally:
         conn.close()
 

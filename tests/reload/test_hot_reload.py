@@ -10,11 +10,11 @@ import socket
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import FAST_INSTRUMENTS, FAST_SETTINGS, DaemonProcess, Event
+from conftest import FAST_INSTRUMENTS, FAST_SETTINGS, DaemonProcess
+from reload_rig import Rig, applied
 
 # Reload is about the file, not the model: a small, paced model leaves the CPUs free.
 SETTINGS = (
@@ -33,65 +33,6 @@ poll_s = 1.0
 
 BASE = FAST_INSTRUMENTS  # alpha: SPY QQQ IWM; beta: AAPL MSFT BRK.B; gamma idle
 WITH_DIA = BASE.replace('"IWM"]', '"IWM", "DIA"]')
-
-
-def applied(daemon: DaemonProcess) -> list[Event]:
-    return daemon.named("config.applied")
-
-
-class Rig:
-    def __init__(self, daemon: DaemonProcess, path: Path) -> None:
-        self.daemon, self.path = daemon, path
-
-    def expect_applied(
-        self, edit: Callable[[], None], added: dict[str, list[str]], removed: dict[str, list[str]]
-    ) -> Event:
-        """Make the edit; exactly one new config.applied follows, with these sets."""
-        before = len(applied(self.daemon))
-        started = datetime.now(UTC)
-        edit()
-        event = self.daemon.wait_for(
-            lambda e: (
-                e.get("event") == "config.applied" and applied(self.daemon).index(e) >= before
-            ),
-            timeout=15,
-        )
-        assert (event["added"], event["removed"]) == (added, removed)
-        lag = (datetime.fromisoformat(event["timestamp"]) - started).total_seconds()
-        assert lag < 2.0, f"applied {lag:.2f}s after the edit"
-        return event
-
-    def expect_rejected(self, edit: Callable[[], None], words: str) -> Event:
-        before = len(self.daemon.named("config.rejected"))
-        edit()
-        event = self.daemon.wait_for(
-            lambda e: (
-                e.get("event") == "config.rejected"
-                and self.daemon.named("config.rejected").index(e) >= before
-            ),
-            timeout=15,
-        )
-        assert words in " ".join(event["errors"]), event["errors"]
-        return event
-
-    def in_force(self) -> str:
-        """The config hash of the last file applied (or the one the daemon started with)."""
-        changes = applied(self.daemon)
-        return str(
-            changes[-1]["config_hash"]
-            if changes
-            else self.daemon.named("update.completed")[0]["config_hash"]
-        )
-
-    def assert_only_good_configs_traded(self) -> None:
-        good = {e["config_hash"] for e in applied(self.daemon)}
-        good.add(self.daemon.named("update.completed")[0]["config_hash"])
-        assert {e["config_hash"] for e in self.daemon.named("update.completed")} <= good
-
-    def write_renamed(self, text: str) -> None:
-        tmp = self.path.with_name(".instruments.toml.swp")
-        tmp.write_text(text)
-        os.replace(tmp, self.path)
 
 
 @pytest.fixture
@@ -290,3 +231,31 @@ def test_a_removed_account_closes_out_and_stops_and_a_restart_uses_the_current_f
         )
     )
     assert replaced["config_hash"] == in_force
+
+
+DEEP = "[accounts.alpha]\nsymbols = " + "[" * 900 + "]" * 900 + "\n"
+
+
+def wait_trading_on(rig: Rig, config_hash: str, updates: int) -> None:
+    """Wait for `updates` more of alpha's updates on `config_hash` (several polls' time)."""
+    def count() -> int:
+        done = rig.daemon.named("update.completed", account="alpha")
+        return sum(e["config_hash"] == config_hash for e in done)
+
+    target = count() + updates
+    rig.daemon.wait_for(lambda e: count() >= target)
+
+
+def test_a_deeply_nested_file_is_refused_once_per_content_and_trading_goes_on(
+    rig: Rig,
+) -> None:
+    in_force = rig.in_force()
+    rig.expect_rejected(lambda: rig.write_renamed(DEEP), "nested")
+    wait_trading_on(rig, in_force, 10)  # 10 paced updates: about three hash polls
+    assert len(rig.daemon.named("config.rejected")) == 1
+    rig.expect_rejected(lambda: rig.write_renamed(DEEP + "# another\n"), "nested")
+    wait_trading_on(rig, in_force, 10)
+    assert len(rig.daemon.named("config.rejected")) == 2
+    rig.expect_applied(lambda: rig.write_renamed(WITH_DIA), {"alpha": ["DIA"]}, {})
+    rig.assert_only_good_configs_traded()
+    # The fixture then sends SIGTERM and requires exit 0.

@@ -64,3 +64,30 @@ def test_run_without_keys_exits_78_naming_the_variables(
     assert daemon.wait_exit(timeout=60) == 78
     [rejected] = daemon.named("config.rejected")
     assert "REGIME_TRADER_ALPHA_KEY_ID" in rejected["errors"][0]
+
+
+LIVE_FORMS = [
+    "https://api.alpaca.markets./", "https://API.Alpaca.Markets", "https://api.alpaca.markets:443",
+    "https://user:pw@api.alpaca.markets/", "https://paper-api.alpaca.markets@api.alpaca.markets",
+    "  https://api.alpaca.markets  ", "HTTPS://api.alpaca.markets", "api.alpaca.markets",
+    "//api.alpaca.markets", "http://api.alpaca.markets", "wss://api.alpaca.markets/stream",
+    "https://api%2Ealpaca%2Emarkets", "https://%61pi.alpaca.markets", "https://api.alpaca.markets..",
+    "https://\uff41\uff50\uff49.alpaca.markets", "https://api\u3002alpaca\uff0emarkets", "https://api\u00ad.alpaca.markets",
+    "https://xn--api-.alpaca.markets", "https://api.alpaca.markets\\@paper-api.alpaca.markets",
+    "https://broker-api.alpaca.markets", "https://v2.api.alpaca.markets", "https://[api.alpaca.markets]",
+    "https:api.alpaca.markets", "https:/api.alpaca.markets", "https://api.alpaca.markets\t",
+    "https://api.alpaca.markets%2F", "https://api.alpaca.markets#@127.0.0.1",
+]
+
+
+@pytest.mark.parametrize("url", LIVE_FORMS)
+def test_every_form_of_the_live_host_is_refused(url: str) -> None:
+    with pytest.raises(ValidationError, match="LIVE"):
+        AlpacaBrokerSettings(url_override=url)
+
+
+@pytest.mark.parametrize("url", ["https://paper-api.alpaca.markets", "http://127.0.0.1:8080",
+                                 "https://PAPER-API.alpaca.markets./", "http://localhost:9/x",
+                                 "https://data.alpaca.markets", "https://gateway.example.com"])
+def test_paper_data_and_local_hosts_pass(url: str) -> None:
+    assert AlpacaBrokerSettings(url_override=url).url_override == url

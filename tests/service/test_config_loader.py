@@ -3,11 +3,16 @@ the key and what to do."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from service.config_loader import DEFAULT_CONFIG, ConfigError, load_config
+from service.config_loader import DEFAULT_CONFIG, MAX_CONFIG_BYTES, ConfigError, load_config
+from service.exit_codes import EX_CONFIG
 
 INSTRUMENTS = """
 [accounts.alpha]
@@ -92,3 +97,151 @@ def test_hysteresis_needs_exit_above_enter(tmp_path: Path) -> None:
     bad = SETTINGS + "[strategy]\nenter_below = 0.6\nexit_above = 0.5\n"
     [message] = problems(write_config(tmp_path, settings=bad))
     assert "strategy.exit_above" in message and "hysteresis" in message
+
+
+# -- issue 12: whatever a file holds, a clear refusal (exit 78 naming the file and key) --
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def check_config(path: Path, command: str = "check-config") -> subprocess.CompletedProcess[str]:
+    """`regime-trader check-config` as a real process; a hang fails at the deadline."""
+    return subprocess.run(
+        [sys.executable, "-m", "service.cli", command, "--config", str(path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def assert_refused(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert result.returncode == EX_CONFIG, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    for word in words:
+        assert word in result.stderr, result.stderr
+
+
+NESTINGS = [
+    "symbols = " + "[" * 900 + "]" * 900,
+    "symbols = " + "[" * 100_000,
+    "symbols = [" + "{a = " * 900 + "1" + "}" * 900 + "]",
+    "symbols = [" + "[1, " * 40 + "]" * 40 + "]",  # below the recursion limit, still absurd
+]
+
+
+@pytest.mark.parametrize("nested", NESTINGS, ids=["arrays-900", "open-100k", "tables", "40"])
+def test_a_deeply_nested_instruments_file_is_refused(tmp_path: Path, nested: str) -> None:
+    [message] = problems(write_config(tmp_path, instruments=f"[accounts.alpha]\n{nested}\n"))
+    assert "instruments.toml" in message and "nested" in message
+
+
+@pytest.mark.parametrize("command", ["check-config", "run"])
+def test_a_deeply_nested_file_exits_78_naming_the_file(tmp_path: Path, command: str) -> None:
+    path = write_config(tmp_path, settings=SETTINGS + "x = " + "[" * 900 + "]" * 900 + "\n")
+    assert_refused(check_config(path, command), "service.toml", "nested")
+    write_config(tmp_path, instruments=f"[accounts.alpha]\n{NESTINGS[0]}\n")
+    assert_refused(check_config(path, command), "instruments.toml", "nested")
+
+
+def special_files(tmp_path: Path) -> dict[str, Path]:
+    """Everything that is not a regular file under the size cap, by name."""
+    tmp_path.mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    huge = tmp_path / "huge.toml"
+    with huge.open("wb") as handle:
+        handle.truncate(MAX_CONFIG_BYTES * 256)  # sparse: no disk used
+    links = {"link-to-fifo": "fifo", "dangling": "nowhere", "loop": "loop"}
+    for name, target in links.items():
+        (tmp_path / name).symlink_to(target)
+    names = ["fifo", "folder", "huge.toml", *links]
+    return {n: tmp_path / n for n in names} | {"device": Path("/dev/zero")}
+
+
+def test_an_instruments_path_that_is_not_a_regular_file_is_refused_without_blocking(
+    tmp_path: Path,
+) -> None:
+    for name, special in special_files(tmp_path / "special").items():
+        path = write_config(tmp_path, settings=f"instruments_file = {str(special)!r}\n" + SETTINGS)
+        assert_refused(check_config(path), special.name)
+        [message] = problems(path)
+        assert special.name in message and "cannot read it" in message, (name, message)
+
+
+def test_a_service_toml_that_is_not_a_regular_file_is_refused_without_blocking(
+    tmp_path: Path,
+) -> None:
+    write_config(tmp_path)
+    for special in special_files(tmp_path / "special").values():
+        assert_refused(check_config(special), special.name, "cannot read it")
+
+
+def test_a_huge_interval_exits_78_naming_the_field(tmp_path: Path) -> None:
+    path = write_config(tmp_path, settings=SETTINGS + '[market]\ninterval = "99999999999999d"\n')
+    assert_refused(check_config(path), "market.interval")
+
+
+BIG = "9" * 400
+BAD_VALUES = [  # (table, key, TOML value): each a 78 naming table.key
+    *[("market", "interval", v) for v in ['"99999999999999d"', '"8d"', '"-1m"', '"0s"',
+                                          '"1m\\n"', '" 1m"', '"\\u0661m"', "60", '"1.5m"']],
+    *[("clock", "pace_s", v) for v in ["inf", "nan", "-inf", "+inf", "1e308", BIG, '"2"',
+                                       "true", "-1.0", "[1.0]", "1979-05-27"]],
+    *[("supervision", "heartbeat_s", v) for v in ["inf", "nan", "1e9"]],
+    ("supervision", "missed_heartbeats", BIG),
+    ("supervision", "restart_intensity", "1e3"),
+    ("broker.sim", "starting_cash", "inf"),
+    ("broker.sim", "allow_short", "1"),
+    ("strategy", "bars_per_year", "nan"),
+    ("strategy", "bars_per_year", "1e300"),
+    ("market.synthetic", "seed", "-1"),
+    ("market.synthetic", "seed", BIG),
+    ("market.synthetic", "start", "9999-12-31T23:59:59-05:00"),
+    ("market.synthetic", "start", "0001-01-01T00:00:00+05:00"),
+    ("market.synthetic", "start_price", "1e300"),
+    ("market.alpaca", "replay_start", '"9999-12-31T23:59:59-23:59"'),
+    ("model", "window", BIG),
+    ("rotation", "batch_size", "-1"),
+    ("reload", "poll_s", "inf"),
+    ("broker.alpaca.http", "timeout_s", "nan"),
+]
+
+
+@pytest.mark.parametrize(("table", "key", "value"), BAD_VALUES)
+def test_every_bad_value_is_refused_naming_the_field(
+    tmp_path: Path, table: str, key: str, value: str
+) -> None:
+    messages = problems(write_config(tmp_path, settings=f"{SETTINGS}[{table}]\n{key} = {value}\n"))
+    assert any(f"{table}.{key}" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("key", ["instruments_file", "state_dir"])
+@pytest.mark.parametrize("value", ['"a\\u0000b"', f'"{"x" * 5000}"', "42"])
+def test_a_bad_path_is_refused_naming_the_field(tmp_path: Path, key: str, value: str) -> None:
+    messages = problems(write_config(tmp_path, settings=f"{key} = {value}\n{SETTINGS}"))
+    assert any(key in m for m in messages), messages
+
+
+@pytest.mark.parametrize("name", ["alpha\n", "alpha\r\n", "\nalpha", "alpha ", "alph\u00e4"])
+def test_an_account_name_with_a_trailing_newline_or_stray_character_is_refused(
+    tmp_path: Path, name: str
+) -> None:
+    settings = f"[[accounts]]\nname = {name!r}\n".replace("'", '"')
+    messages = problems(write_config(tmp_path, settings=json_strings(settings)))
+    assert any("accounts.0.name" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("symbol", ["IWM\n", "IWM\r\n", "\nIWM", "IWM ", "IWM\u200b", "\uff29WM"])
+def test_a_symbol_with_a_trailing_newline_or_stray_character_is_refused(
+    tmp_path: Path, symbol: str
+) -> None:
+    instruments = f"[accounts.alpha]\nsymbols = [{json.dumps(symbol)}]\n"
+    [message] = problems(write_config(tmp_path, instruments=instruments))
+    assert "accounts.alpha.symbols" in message and "malformed symbol" in message
+
+
+def json_strings(text: str) -> str:
+    """Python's repr escapes are TOML's, except that TOML has no \\x escapes."""
+    return text.replace("\\x", "\\u00")

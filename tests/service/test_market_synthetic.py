@@ -173,3 +173,14 @@ def test_the_vectorised_counter_generator_matches_a_plain_integer_reference() ->
     counters = np.array([0, 1, 2, 4095, 4096, 10**9, 2**40], dtype=np.int64)
     expected = [splitmix64_reference(int(key), int(c)) for c in counters]
     assert _uniform(key, counters).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("start_price", 1e300), ("start_price", float("inf")), ("calm_vol", float("inf")),
+     ("turbulent_vol", float("nan")), ("calm_drift", float("nan")),
+     ("turbulent_drift", float("-inf")), ("base_volume", float("inf")), ("base_volume", 1e300)],
+)
+def test_settings_refuse_implausible_or_non_finite_values(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=rf"SyntheticSettings.{field}="):
+        SyntheticSettings(**{field: value})

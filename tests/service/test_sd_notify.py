@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,8 +19,9 @@ from service.supervisor.sd_notify import (
     socket_address,
     watchdog_interval_s,
 )
+from tests.supervision.full_socket import fill
 
-DEADLINE_S = 5.0
+DEADLINE_S = 60.0  # a deadline for a datagram already sent, never a wait for time to pass
 
 
 @pytest.fixture
@@ -108,6 +110,42 @@ def test_a_vanished_socket_is_logged_once_and_swallowed(tmp_path: Path) -> None:
         notifier.watchdog()
     failures = [e for e in logs if e["event"] == "sd_notify.failed"]
     assert len(failures) == 1 and failures[0]["socket"] == str(path)
+
+
+def test_a_full_socket_never_blocks_and_is_logged_once(tmp_path: Path) -> None:
+    path = str(tmp_path / "notify")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as unread:
+        unread.bind(path)
+        senders = fill(path)
+        notifier = Notifier.from_env({"NOTIFY_SOCKET": path})
+        with capture_logs() as logs:
+            sending = threading.Thread(target=lambda: [notifier.watchdog() for _ in range(3)],
+                                       daemon=True)
+            sending.start()
+            sending.join(DEADLINE_S)
+        assert not sending.is_alive(), "sd_notify blocked on a full socket"
+        for sender in senders:
+            sender.close()
+    failures = [e for e in logs if e["event"] == "sd_notify.failed"]
+    assert len(failures) == 1 and failures[0]["socket"] == path
+
+
+@pytest.mark.parametrize("kind", ["refused", "not a socket", "missing directory"])
+def test_any_unreachable_socket_is_logged_once_and_swallowed(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "notify"
+    if kind == "refused":  # bound once, then its listener closed: ECONNREFUSED
+        listening = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        listening.bind(str(path))
+        listening.close()
+    elif kind == "not a socket":
+        path.write_text("")
+    else:
+        path = tmp_path / "gone" / "notify"
+    notifier = Notifier.from_env({"NOTIFY_SOCKET": str(path)})
+    with capture_logs() as logs:
+        notifier.ready()
+        notifier.status("still here")
+    assert [e["event"] for e in logs] == ["sd_notify.failed"]
 
 
 def test_an_unsupported_address_disables_notification_with_a_warning() -> None:

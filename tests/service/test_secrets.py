@@ -65,7 +65,7 @@ def test_loaded_keys_are_redacted_from_every_log_line(capsys: pytest.CaptureFixt
     try:
         log = structlog.get_logger("test")
         log.info("leak.attempt", header=f"APCA-API-SECRET-KEY: {SECRET}",
-                 nested={"keys": [KEY_ID, "fine"]})
+                 nested={"keys": [KEY_ID, "fine"]}, cut=f"body ...{SECRET[:9]}")
         try:
             raise RuntimeError(f"bad key {KEY_ID}")
         except RuntimeError:
@@ -73,7 +73,23 @@ def test_loaded_keys_are_redacted_from_every_log_line(capsys: pytest.CaptureFixt
     finally:
         structlog.reset_defaults()  # the configured stream is capsys's: do not leak it on
     out = capsys.readouterr().out
-    assert KEY_ID not in out and SECRET not in out
+    pieces = {k[i:i + 6] for k in (KEY_ID, SECRET) for i in range(len(k) - 5)}
+    assert not [p for p in pieces if p in out]  # not even a piece of a key (a cut body)
     first = json.loads(out.splitlines()[0])
     assert first["header"] == f"APCA-API-SECRET-KEY: {REDACTED}"
     assert first["nested"] == {"keys": [REDACTED, "fine"]}
+    assert first["cut"] == f"body ...{REDACTED}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"{'x' * 191}{KEY_ID} and {SECRET}"[:200], f"key {KEY_ID[:6]}", f"s={SECRET[7:13]}!",
+     f"{SECRET[::-1][:5]}{SECRET[:6]}{KEY_ID[-6:]}", KEY_ID + SECRET],
+)
+def test_scrub_leaves_no_six_character_piece_of_a_key(text: str) -> None:
+    from service.redaction import scrub  # noqa: PLC0415 - the function under test
+
+    out = scrub(text, (KEY_ID, SECRET))
+    pieces = {k[i:i + 6] for k in (KEY_ID, SECRET) for i in range(len(k) - 5)}
+    assert not [p for p in pieces if p in out] and "[REDACTED]" in out
+    assert scrub("nothing hidden here", (KEY_ID, SECRET)) == "nothing hidden here"

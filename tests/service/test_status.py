@@ -256,3 +256,26 @@ def test_stale_after_must_be_a_positive_number_of_seconds(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match=f"got '{text}'"):
         positive_seconds(text)
     assert positive_seconds("90") == 90.0
+
+
+@pytest.mark.parametrize("age_s", [1.0, 10 * STALE_AFTER_S])
+def test_an_account_left_out_of_the_instruments_file_is_retired_fresh_or_stale(
+    tmp_path: Path, config: LoadedConfig, age_s: float
+) -> None:
+    """Retiring is the operator's choice, not a fault: it is reported, it fails nothing."""
+    write_alpha(tmp_path, config.config_hash)
+    beta = StateStore(tmp_path / "beta.sqlite")
+    beta.commit_update(checkpoint(1, config.config_hash), [decision("AAPL", 2.0)], [])
+    beta.close()
+    for database in tmp_path.glob("*.sqlite"):
+        touch(database, WRITTEN)
+    folder = tmp_path / "config"
+    (folder / "instruments.toml").write_text(INSTRUMENTS[: INSTRUMENTS.index("[accounts.beta]")])
+    alpha_only = load_config(folder / "service.toml")
+    out = io.StringIO()
+    code = run_status(alpha_only, tmp_path, False, out, now=WRITTEN + timedelta(seconds=age_s))
+    report = build_report(alpha_only, tmp_path, WRITTEN + timedelta(seconds=age_s), STALE_AFTER_S)
+    healths = {a.account: a.health for a in report.accounts}
+    assert healths["beta"] == "retired"
+    assert "retired" in out.getvalue()
+    assert code == (0 if healths["alpha"] == "ok" else EXIT_NOT_ALL_OK)

@@ -131,13 +131,16 @@ def test_a_crash_loop_backs_off_parks_the_account_and_past_the_global_budget_exi
 def test_sigterm_mid_update_finishes_it_checkpoints_and_leaves_no_process(
     run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
 ) -> None:
+    # A shutdown budget no loaded machine can overrun: the update must finish, not be cut.
+    config.write_text(config.read_text().replace("shutdown_budget_s = 1.0",
+                                                 "shutdown_budget_s = 120.0"))
     daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"))
     daemon.wait_for(is_("update.completed", "beta", seq=2))
     workers = [e["pid"] for e in daemon.named("worker.started")]
     daemon.signal(signal.SIGTERM)  # the fast clock starts the next update at once
-    assert daemon.wait_exit(timeout=30) == 0
+    assert daemon.wait_exit(timeout=240) == 0
     stopping = daemon.named("worker.stopping")
-    assert {e["reason"] for e in stopping} == {"stop requested"}
+    assert {e["reason"] for e in stopping} == {"stop requested"}, daemon.report("no stop")
     assert wait_gone(workers, timeout=5.0) == []
 
 
@@ -166,3 +169,50 @@ def test_faults_are_refused_outside_a_test_run(
     assert daemon.wait_exit() == 78
     [rejected] = daemon.named("config.rejected")
     assert "REGIME_TRADER_TESTING" in rejected["errors"][0]
+
+
+def test_worker_hung_reports_the_true_silence_not_the_slack(
+    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
+) -> None:
+    """The hang comes after a heartbeat that allowed update_budget_s (2.0): the silence
+    reported is at least that allowance plus the missed heartbeats (0.6), and no more than
+    the time since alpha's last update."""
+    env = {**TESTING, "REGIME_TRADER_FAULTS": "hang@update:3#alpha"}
+    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"), env=env)
+    hung = daemon.wait_for(is_("worker.hung", "alpha"), timeout=60)
+    last_update = daemon.named("update.completed", account="alpha", pid=hung["pid"])[-1]
+    assert hung["silent_s"] >= 2.0 + 3 * 0.2
+    assert hung["silent_s"] <= (when(hung) - when(last_update)).total_seconds() + 0.01
+    daemon.signal(signal.SIGTERM)
+    assert daemon.wait_exit() == 0
+
+
+def test_a_worker_that_fails_at_start_says_why_and_the_supervisor_logs_the_reason(
+    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
+) -> None:
+    """Every incarnation of beta fails as it starts: each says why, and so does each exit,
+    until the global budget runs out."""
+    env = {**TESTING, "REGIME_TRADER_FAULTS": "fail@start#beta"}
+    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"), env=env)
+    assert daemon.wait_exit() == 70
+    failures = daemon.named("worker.failed", account="beta")
+    exits = daemon.named("worker.exited", account="beta")
+    assert len(failures) == len(exits) >= 2
+    assert {(e["error_type"], e["exit_code"]) for e in failures} == {("InjectedFailure", 70)}
+    assert all("injected at start" in e["error"] for e in failures)
+    assert {e["exit_code"] for e in exits} == {70}
+    assert all("gave up" in e["reason"] and isinstance(e["stderr_tail"], list) for e in exits)
+
+
+def test_a_killed_worker_exit_names_the_signal_and_carries_its_last_stderr_lines(
+    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
+) -> None:
+    """A hung worker dumps its stacks on stderr and is killed: worker.exited carries both."""
+    env = {**TESTING, "REGIME_TRADER_FAULTS": "hang@update:3#alpha"}
+    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"), env=env)
+    exited = daemon.wait_for(is_("worker.exited", "alpha"), timeout=60)
+    assert exited["signal"] == "SIGKILL" and "SIGKILL" in exited["reason"]
+    assert any("fault_points.py" in line for line in exited["stderr_tail"])
+    assert len(exited["stderr_tail"]) <= 20
+    daemon.signal(signal.SIGTERM)
+    assert daemon.wait_exit() == 0

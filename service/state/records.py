@@ -1,0 +1,92 @@
+"""What one update writes into the state database, and its row forms."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from service.state.errors import UnusableStateError
+from service.types import OrderIntent, OrderStatus, Side
+
+
+@dataclass(frozen=True)
+class DecisionRow:
+    symbol: str
+    regime: int
+    p_turbulent: float
+    pred_mean: float
+    pred_vol: float
+    converged: bool
+    target_weight: float
+    target_qty: float
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    seq: int
+    bar_time: datetime
+    config_hash: str
+    backend: str
+    adapter: str
+    numerics: str
+    cash: float
+    equity: float
+    model: bytes
+    book: dict[str, Any]
+
+    @property
+    def model_digest(self) -> str:
+        return hashlib.sha256(self.model).hexdigest()
+
+
+@dataclass(frozen=True)
+class IntentRecord:
+    intent: OrderIntent
+    seq: int
+    status: OrderStatus
+
+
+def checkpoint_row(c: Checkpoint) -> tuple[Any, ...]:
+    book = json.dumps(c.book, sort_keys=True, separators=(",", ":"))
+    return (c.seq, c.bar_time.isoformat(), c.config_hash, c.backend, c.adapter, c.numerics,
+            c.cash, c.equity, c.model, c.model_digest, book)
+
+
+def checkpoint_from_row(row: Sequence[Any]) -> Checkpoint:
+    checkpoint = Checkpoint(
+        seq=int(row[0]),
+        bar_time=datetime.fromisoformat(row[1]),
+        config_hash=row[2],
+        backend=row[3],
+        adapter=row[4],
+        numerics=row[5],
+        cash=float(row[6]),
+        equity=float(row[7]),
+        model=bytes(row[8]),
+        book=json.loads(row[10]),
+    )
+    if checkpoint.model_digest != row[9]:
+        raise UnusableStateError(
+            f"checkpoint {checkpoint.seq}: model state does not match its digest; "
+            "restore the database from a backup"
+        )
+    return checkpoint
+
+
+def decision_row(d: DecisionRow) -> tuple[Any, ...]:
+    return (d.symbol, d.regime, d.p_turbulent, d.pred_mean, d.pred_vol, int(d.converged),
+            d.target_weight, d.target_qty)
+
+
+def pending_intent_row(seq: int, i: OrderIntent) -> tuple[Any, ...]:
+    return (i.client_order_id, seq, i.symbol, i.side.value, i.qty, OrderStatus.PENDING.value)
+
+
+def intent_from_row(row: Iterable[Any]) -> IntentRecord:
+    cid, symbol, side, qty, seq, status = row
+    intent = OrderIntent(client_order_id=cid, symbol=symbol, side=Side(side), qty=float(qty))
+    return IntentRecord(intent=intent, seq=int(seq), status=OrderStatus(status))

@@ -1,0 +1,91 @@
+"""Instruments with less history than the model window: not modelled until they have it.
+
+Each is logged once when found short (`instrument.insufficient_history`, with the bars
+it has, the bars it needs and what to do) and once when it has enough
+(`instrument.warmed_up`); the checkpoint's book carries the short ones under "warming",
+where `status` reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from service.market.base import MarketFeed
+from service.types import Symbol
+from service.worker.book import Book, InstrumentState
+
+log = structlog.get_logger("service.worker")
+BOOK_KEY = "warming"  # in the checkpoint's book: {symbol: {bars_available, bars_needed}}
+
+
+def bars_available(state: InstrumentState) -> int:
+    """Bars behind the instrument's return window (n returns come from n + 1 closes)."""
+    return 0 if state.last_close is None else int(state.returns.size) + 1
+
+
+def warn_if_data_ends_early(
+    market: MarketFeed, symbols: tuple[Symbol, ...], first_bar: datetime, window: int
+) -> None:
+    """Replayed data that ends before the first full window means no update at all: say
+    so per instrument at start, instead of only "market data exhausted"."""
+    last = market.last_bar_time(symbols)
+    if last is None or last >= first_bar:
+        return
+    warmup = Warmup(window)
+    for symbol, bars in market.history(symbols, last, window + 1).items():
+        warmup.log_short(symbol, len(bars))
+
+
+class Warmup:
+    def __init__(self, window: int) -> None:
+        self.needed = window + 1  # a window of returns needs one bar more
+        self._short: set[Symbol] = set()  # logged as short, not yet as warmed up
+
+    def note(self, book: Book, batch: tuple[Symbol, ...]) -> None:
+        """Log the batch's instruments that became short, or stopped being short."""
+        for symbol in batch:
+            available = bars_available(book.instruments[symbol])
+            if available < self.needed and symbol not in self._short:
+                self._short.add(symbol)
+                self.log_short(symbol, available)
+            elif available >= self.needed and symbol in self._short:
+                self._short.discard(symbol)
+                log.info("instrument.warmed_up", symbol=symbol, bars_available=available)
+
+    def log_short(self, symbol: Symbol, available: int) -> None:
+        log.warning(
+            "instrument.insufficient_history", symbol=symbol, bars_available=available,
+            bars_needed=self.needed, missing=self.needed - available,
+            next=f"not modelled until {self.needed - available} more bars arrive; give "
+            "it older data (or a smaller model.window) to model it sooner")
+
+    def book_entry(self, book: Book) -> dict[str, Any]:
+        """The short instruments, for the checkpoint (and `status`)."""
+        return {
+            symbol: {"bars_available": bars_available(state), "bars_needed": self.needed}
+            for symbol, state in sorted(book.instruments.items())
+            if not state.retiring and bars_available(state) < self.needed
+        }
+
+
+@dataclass(frozen=True)
+class Warming:
+    """An instrument with less history than the model window, at a checkpoint."""
+
+    symbol: str
+    bars_available: int
+    bars_needed: int
+
+
+def read_warming(conn: sqlite3.Connection, seq: int) -> tuple[Warming, ...]:
+    """The short instruments of checkpoint `seq` (none in checkpoints written before)."""
+    (book,) = conn.execute("SELECT book FROM checkpoints WHERE seq = ?", (seq,)).fetchone()
+    entries = json.loads(book).get(BOOK_KEY, {})
+    return tuple(Warming(str(symbol), int(e["bars_available"]), int(e["bars_needed"]))
+                 for symbol, e in sorted(entries.items()))

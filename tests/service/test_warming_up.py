@@ -1,0 +1,105 @@
+"""An instrument with less history than the model window is not modelled yet: it is
+logged once with what is missing, and `status` shows it as warming up."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import structlog
+
+from gpu_backend import select_backend
+from service.config_loader import load_config
+from service.state.store import StateStore
+from service.status import StatusReport, account_status, render_text
+from service.worker import assembly
+from service.worker.trader import BarCursor, Trader
+
+START = datetime(2025, 3, 3, 14, 30, tzinfo=UTC)
+WINDOW = 32
+SETTINGS = f"""
+instruments_file = "instruments.toml"
+
+[[accounts]]
+name = "alpha"
+
+[market]
+kind = "csv"
+interval = "1m"
+
+[market.csv]
+directory = "bars"
+
+[clock]
+mode = "fast"
+
+[model]
+window = {WINDOW}
+chains = 2
+backend = "numpy"
+"""
+
+
+def write_bars(path: Path, minutes: range) -> None:
+    lines = ["time,open,high,low,close,volume"]
+    for m in minutes:
+        t = (START + m * timedelta(minutes=1)).isoformat().replace("+00:00", "Z")
+        close = 100.0 + (m % 7) / 10
+        lines.append(f"{t},{close},{close + 0.2},{close - 0.2},{close},1000")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_short_history_is_logged_once_and_shown_by_status(tmp_path: Path) -> None:
+    (tmp_path / "bars").mkdir()
+    (tmp_path / "service.toml").write_text(SETTINGS)
+    (tmp_path / "instruments.toml").write_text('[accounts.alpha]\nsymbols = ["SPY", "NEW"]\n')
+    write_bars(tmp_path / "bars" / "SPY.csv", range(0, 60))
+    write_bars(tmp_path / "bars" / "NEW.csv", range(40, 60))  # listed at minute 40
+    config = load_config(tmp_path / "service.toml")
+    market = assembly.build_market(config)
+    first = assembly.first_trading_bar(config, market, ("SPY",))  # SPY's history decides
+    cursor = BarCursor(first - market.bar_interval)
+    store = StateStore(assembly.state_path(tmp_path, "alpha"))
+    broker = assembly.build_broker(config, "alpha", tmp_path, market, cursor)
+    trader = Trader("alpha", config, market, broker, store, select_backend("numpy"), cursor,
+                    cursor)
+    trader.resume()
+    last = 0
+    with structlog.testing.capture_logs() as logs:
+        for n in range(0, 60 - WINDOW - 1, 5):
+            trader.update(first + n * market.bar_interval)
+            last = n
+    broker.close()
+    store.close()
+
+    [short] = [e for e in logs if e["event"] == "instrument.insufficient_history"]
+    assert (short["symbol"], short["bars_available"], short["bars_needed"]) == (
+        "NEW", 0, WINDOW + 1)
+    assert "more bars" in short["next"]
+    assert all(e["modelled"] == 1 for e in logs if e["event"] == "update.completed")
+    bars_seen = (first + last * market.bar_interval - START) // timedelta(minutes=1) - 40 + 1
+    report = account_status("alpha", assembly.state_path(tmp_path, "alpha"),
+                            datetime.now(UTC), 300.0)
+    assert report.snapshot is not None
+    [warming] = report.snapshot.warming
+    assert (warming.symbol, warming.bars_available, warming.bars_needed) == (
+        "NEW", bars_seen, WINDOW + 1)
+    text = render_text(StatusReport(datetime.now(UTC), tmp_path, "", 300.0, (report,)))
+    assert f"NEW  warming up: {bars_seen} of {WINDOW + 1} bars" in text
+
+
+def test_data_ending_before_the_first_window_is_said_at_start(tmp_path: Path) -> None:
+    from service.worker.warmup import warn_if_data_ends_early  # noqa: PLC0415
+
+    (tmp_path / "bars").mkdir()
+    (tmp_path / "service.toml").write_text(SETTINGS)
+    (tmp_path / "instruments.toml").write_text('[accounts.alpha]\nsymbols = ["SPY"]\n')
+    write_bars(tmp_path / "bars" / "SPY.csv", range(0, 10))
+    config = load_config(tmp_path / "service.toml")
+    market = assembly.build_market(config)
+    first = assembly.first_trading_bar(config, market, ("SPY",))
+    with structlog.testing.capture_logs() as logs:
+        warn_if_data_ends_early(market, ("SPY",), first, WINDOW)
+    [short] = [e for e in logs if e["event"] == "instrument.insufficient_history"]
+    assert (short["symbol"], short["bars_available"], short["bars_needed"]) == (
+        "SPY", 10, WINDOW + 1)
