@@ -1,4 +1,4 @@
-"""Where the batched numerics run: a registry of backends and the one place that picks one."""
+"""Implementations of regime_model's Backend: a registry and the one place that picks one."""
 
 from __future__ import annotations
 
@@ -6,18 +6,16 @@ from collections.abc import Callable
 
 import structlog
 
-from gpu_backend.base import Backend, PredictiveBatch
 from gpu_backend.fallback import FallbackBackend
 from gpu_backend.numpy_backend import NumpyBackend
 from gpu_backend.selection import BatchShape, select_auto
+from regime_model.backend import Backend
 
 __all__ = [
     "BACKENDS",
-    "Backend",
     "BatchShape",
     "FallbackBackend",
     "NumpyBackend",
-    "PredictiveBatch",
     "select_backend",
 ]
 

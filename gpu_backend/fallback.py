@@ -11,29 +11,27 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from functools import partial
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import structlog
 
-from gpu_backend.base import Backend, FloatArray, PredictiveBatch
 from gpu_backend.wgpu_device import GpuCallError, GpuUnavailableError
-from regime_model.hmc import host_leapfrog
-from regime_model.types import IntArray, Priors
+from regime_model.backend import Backend, PredictiveBatch, UpdateBatch, run_on_host
+from regime_model.sampler import SampleResult
+from regime_model.types import FloatArray, IntArray, Priors, Trajectory
+
+if TYPE_CHECKING:  # typing only: the factory, not this module, opens the device
+    from gpu_backend.wgpu_backend import WgpuBackend
 
 log = structlog.get_logger("gpu_backend.fallback")
 
 RETRY_AFTER_S = 300.0
 
 
-class GpuBackend(Backend, Protocol):
-    def inject_fault(self, reason: str = ...) -> None: ...
-
-
 class FallbackBackend:
     def __init__(
         self,
-        gpu_factory: Callable[[], GpuBackend],
+        gpu_factory: Callable[[], WgpuBackend],
         cpu: Backend,
         *,
         retry_after_s: float = RETRY_AFTER_S,
@@ -43,7 +41,7 @@ class FallbackBackend:
         self.cpu = cpu
         self._retry_after_s = retry_after_s
         self._clock = clock
-        self.gpu: GpuBackend | None = None
+        self.gpu: WgpuBackend | None = None
         self._retry_at = clock()
         self.fallbacks = 0
         self._served: Backend = self._current_gpu() or cpu
@@ -104,25 +102,26 @@ class FallbackBackend:
         y: FloatArray,
         n_states: int,
         priors: Priors,
-    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-        """A whole trajectory on the GPU if it can fuse one, else the host loop on the CPU."""
+    ) -> Trajectory:
+        """A whole trajectory in one GPU submission, else the CPU backend's trajectory."""
+        args = (theta, momentum, grad, step_size, inv_mass, lane_steps, y, n_states, priors)
         gpu = self._current_gpu()
-        fused = getattr(gpu, "leapfrog", None)
-        if gpu is not None and fused is not None:
+        if gpu is not None:
             try:
-                result: tuple[FloatArray, FloatArray, FloatArray, FloatArray] = fused(
-                    theta, momentum, grad, step_size, inv_mass, lane_steps, y, n_states, priors
-                )
+                result = gpu.leapfrog(*args)
             except GpuCallError as error:
                 self._fall_back("leapfrog", str(error))
             else:
                 self._served = gpu
                 return result
         self._served = self.cpu
-        fn = partial(self.cpu.hmm_value_and_grad, y=y, n_states=n_states, priors=priors)
-        return host_leapfrog(fn, theta, momentum, grad, step_size, inv_mass, lane_steps)
+        return self.cpu.leapfrog(*args)
 
-    def _current_gpu(self) -> GpuBackend | None:
+    def run_update(self, batch: UpdateBatch) -> SampleResult:
+        """The host driver over this object, so a failure redoes one call, not the update."""
+        return run_on_host(self, batch)
+
+    def _current_gpu(self) -> WgpuBackend | None:
         if self.gpu is None and self._clock() >= self._retry_at:
             try:
                 self.gpu = self._factory()

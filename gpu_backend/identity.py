@@ -12,9 +12,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpu_backend.base import Backend, FloatArray
+from regime_model.backend import Backend
 from regime_model.params import n_params
-from regime_model.types import Priors
+from regime_model.types import FloatArray, Priors
 
 LOGP_TOL = 1e-6  # T <= 1,000 (the gate)
 LOGP_TOL_LONG = 1e-5  # T > 1,000: reported against this looser bound

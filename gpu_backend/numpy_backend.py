@@ -6,10 +6,13 @@ import ctypes
 import ctypes.util
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 
-from gpu_backend.base import FloatArray, PredictiveBatch
+from regime_model.backend import PredictiveBatch, UpdateBatch, run_on_host
+from regime_model.hmc import host_leapfrog
 from regime_model.posterior import log_density_and_grad, predictive
-from regime_model.types import Priors
+from regime_model.sampler import SampleResult
+from regime_model.types import FloatArray, IntArray, Priors, Trajectory
 
 # glibc mallopt parameters.
 _M_TRIM_THRESHOLD = -1
@@ -54,3 +57,22 @@ class NumpyBackend:
 
     def hmm_predictive(self, theta: FloatArray, y: FloatArray, n_states: int) -> PredictiveBatch:
         return PredictiveBatch(*predictive(theta, y, n_states))
+
+    def leapfrog(
+        self,
+        theta: FloatArray,
+        momentum: FloatArray,
+        grad: FloatArray,
+        step_size: FloatArray,
+        inv_mass: FloatArray,
+        lane_steps: IntArray,
+        y: FloatArray,
+        n_states: int,
+        priors: Priors,
+    ) -> Trajectory:
+        """The host loop over this backend's value-and-gradient: the reference trajectory."""
+        fn = partial(self.hmm_value_and_grad, y=y, n_states=n_states, priors=priors)
+        return host_leapfrog(fn, theta, momentum, grad, step_size, inv_mass, lane_steps)
+
+    def run_update(self, batch: UpdateBatch) -> SampleResult:
+        return run_on_host(self, batch)

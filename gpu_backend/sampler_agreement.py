@@ -13,8 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpu_backend.base import Backend, FloatArray
 from gpu_backend.identity import regime_returns
+from regime_model.backend import Backend
+from regime_model.types import FloatArray
 from regime_model.update import ModelSpec, refresh
 
 Z_MAX = 3.0

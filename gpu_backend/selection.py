@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import structlog
 
-from gpu_backend.base import Backend
-from gpu_backend.fallback import FallbackBackend, GpuBackend
+from gpu_backend.fallback import FallbackBackend
+from regime_model.backend import Backend
 from regime_model.params import check_states, n_params
 from regime_model.types import Priors
+
+if TYPE_CHECKING:  # typing only: the caller imports wgpu when it asks for the GPU
+    from gpu_backend.wgpu_backend import WgpuBackend
 
 log = structlog.get_logger("gpu_backend.selection")
 
@@ -59,7 +62,7 @@ Timer = Callable[[Backend, BatchShape], float]
 
 def select_auto(
     shape: BatchShape,
-    gpu_factory: Callable[[], GpuBackend],
+    gpu_factory: Callable[[], WgpuBackend],
     cpu: Backend,
     timer: Timer = time_value_and_grad,
 ) -> Backend:

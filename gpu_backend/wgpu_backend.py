@@ -12,13 +12,14 @@ import math
 
 import numpy as np
 
-from gpu_backend.base import FloatArray, PredictiveBatch
 from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD, Accumulate
 from gpu_backend.wgpu_device import Device, open_device
 from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, Result
 from gpu_backend.wgpu_leapfrog import End, LeapfrogKernels, Start
+from regime_model.backend import PredictiveBatch, UpdateBatch, run_on_host
 from regime_model.params import MAX_STATES, MIN_STATES, check_states, n_params
-from regime_model.types import IntArray, Priors
+from regime_model.sampler import SampleResult
+from regime_model.types import FloatArray, IntArray, Priors, Trajectory
 
 HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 ALL_STATES = tuple(range(MIN_STATES, MAX_STATES + 1))
@@ -108,7 +109,7 @@ class WgpuBackend:
         y: FloatArray,
         n_states: int,
         priors: Priors,
-    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    ) -> Trajectory:
         """lane_steps[l] leapfrog steps from (theta, momentum, grad) in ONE submission per
         dispatch-sized block of lanes: `regime_model.hmc`'s trajectory, float32 on the device.
 
@@ -146,7 +147,13 @@ class WgpuBackend:
             logp = end.value[:, 0].astype(np.float64) + end.value[:, 1]
             logp += constant_terms(n_states, y.shape[1], priors)
         f64 = np.float64
-        return end.theta.astype(f64), end.momentum.astype(f64), logp, end.grad.astype(f64)
+        return Trajectory(
+            end.theta.astype(f64), end.momentum.astype(f64), logp, end.grad.astype(f64)
+        )
+
+    def run_update(self, batch: UpdateBatch) -> SampleResult:
+        """The host driver over these kernels: one submission per trajectory."""
+        return run_on_host(self, batch)
 
     def _pack(self, y: FloatArray, block: int) -> list[F32]:
         """y time-major in float32 per block of lanes; reused while the sampler's y repeats

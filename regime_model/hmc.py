@@ -13,12 +13,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 import numpy as np
 
 from regime_model import rng
-from regime_model.types import BoolArray, FloatArray, IntArray, LogDensityFn
+from regime_model.types import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    LogDensityFn,
+    Trajectory,
+    TrajectoryFn,
+)
 
 # Energy error beyond which a trajectory counts as divergent (Stan's threshold).
 DIVERGENCE_ENERGY = 1000.0
@@ -46,21 +53,6 @@ class HMCInfo(NamedTuple):
     proposal_momentum: FloatArray  # [L, D]
 
 
-class LeapfrogFn(Protocol):
-    """A device-side trajectory: n[l] leapfrog steps of `_leapfrog`'s math for each lane,
-    from the unkicked momentum; returns (x, p, logp, grad) at the ends, unsanitised."""
-
-    def __call__(
-        self,
-        position: FloatArray,
-        momentum: FloatArray,
-        grad: FloatArray,
-        step_size: FloatArray,
-        inv_mass: FloatArray,
-        lane_steps: IntArray,
-    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]: ...
-
-
 @dataclass(frozen=True)
 class FusedDensity:
     """A log density whose backend also runs whole trajectories (one submission each).
@@ -69,7 +61,7 @@ class FusedDensity:
     """
 
     value_and_grad: LogDensityFn
-    leapfrog: LeapfrogFn
+    leapfrog: TrajectoryFn
 
     def __call__(self, position: FloatArray) -> tuple[FloatArray, FloatArray]:
         return self.value_and_grad(position)
@@ -111,8 +103,8 @@ def host_leapfrog(
     step_size: FloatArray,
     inv_mass: FloatArray,
     n: IntArray,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """n[l] >= 1 leapfrog steps per lane, inner half-kicks fused; returns (x, p, logp, grad).
+) -> Trajectory:
+    """n[l] >= 1 leapfrog steps per lane, inner half-kicks fused.
 
     After its last step a lane's drift and kick coefficients are zero and its log density
     and gradient are held, so it ends exactly where a solo run of n[l] steps would.
@@ -129,12 +121,12 @@ def host_leapfrog(
             g = np.where(moving[:, None], new_g, g)
             kick = np.where(i == n - 1, 0.5, np.where(moving, 1.0, 0.0))
             p = p + (kick[:, None] * eps) * g
-    return x, p, logp, g
+    return Trajectory(x, p, logp, g)
 
 
 def _leapfrog(
     state: HMCState, momentum: FloatArray, params: HMCParams, fn: LogDensityFn, n: IntArray
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+) -> Trajectory:
     """The trajectory on the host, or on the device of a FusedDensity (same math)."""
     trajectory = fn.leapfrog if isinstance(fn, FusedDensity) else partial(host_leapfrog, fn)
     return trajectory(state.position, momentum, state.grad, params.step_size, params.inv_mass, n)

@@ -1,10 +1,12 @@
-"""Types shared by the regime model: array aliases, the log-density contract, the priors."""
+"""Types shared by the regime model: array aliases, the log-density and trajectory
+contracts, the priors."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -16,6 +18,22 @@ BoolArray = npt.NDArray[np.bool_]
 
 # theta [L, D] -> (log density [L], gradient [L, D]); the sampler knows nothing else about a model.
 LogDensityFn = Callable[[FloatArray], tuple[FloatArray, FloatArray]]
+
+
+class Trajectory(NamedTuple):
+    """The end of a leapfrog trajectory, unsanitised: a faulted lane shows non-finite values."""
+
+    position: FloatArray  # [L, D]
+    momentum: FloatArray  # [L, D]
+    logdensity: FloatArray  # [L]
+    grad: FloatArray  # [L, D]
+
+
+# (position, momentum, grad, step_size [L], inv_mass [L, D], lane_steps [L]) -> the end of
+# lane_steps[l] leapfrog steps from the unkicked momentum: `hmc.host_leapfrog`'s math.
+TrajectoryFn = Callable[
+    [FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, IntArray], Trajectory
+]
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
-from gpu_backend.base import Backend
 from regime_model import rng
 from regime_model.adaptation import regularised_variance
+from regime_model.backend import Backend, UpdateBatch
 from regime_model.carry import (
     InstrumentCarry,
     carry_from_arrays,
@@ -25,15 +24,13 @@ from regime_model.carry import (
     carry_to_arrays,
 )
 from regime_model.diagnostics import convergence, ebfmi
-from regime_model.hmc import FusedDensity
 from regime_model.params import check_states, n_params
-from regime_model.sampler import LaneStart, SamplerConfig, SampleResult, sample
+from regime_model.sampler import LaneStart, SamplerConfig, SampleResult
 from regime_model.scaling import robust_scale
 from regime_model.types import (
     BoolArray,
     FloatArray,
     IntArray,
-    LogDensityFn,
     Priors,
     UIntArray,
 )
@@ -251,14 +248,10 @@ def refresh(
     scale = robust_scale(returns)
     y = np.repeat(returns / scale[:, None], C, axis=0)
     stream, schedule = _streams(seed, seq, keys, C)
-    fn: LogDensityFn = partial(
-        backend.hmm_value_and_grad, y=y, n_states=spec.n_states, priors=spec.priors
+    start, config = _lane_start(carries, stream, spec), _sampler_config(spec)
+    result = backend.run_update(
+        UpdateBatch(y, spec.n_states, spec.priors, start, stream, schedule, config)
     )
-    trajectory = getattr(backend, "leapfrog", None)  # a backend that fuses leapfrog steps
-    if trajectory is not None:
-        fused = partial(trajectory, y=y, n_states=spec.n_states, priors=spec.priors)
-        fn = FusedDensity(fn, fused)
-    result = sample(fn, _lane_start(carries, stream, spec), stream, schedule, _sampler_config(spec))
     t0 = time.perf_counter()
     draws = result.draws.reshape(N, C, spec.draws, -1)
     diag = convergence(draws)

@@ -19,8 +19,8 @@ from pydantic import (
     model_validator,
 )
 
-from service.broker.live_guard import refuse_live
 from service.config_values import AwareTime, ConfigPath, Frozen, Interval, parse_interval
+from service.live_guard import refuse_live
 
 # fullmatch, not match with `$`: `$` also matches before a final newline ("alpha\n").
 ACCOUNT_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,15}")
@@ -32,16 +32,25 @@ MAX_COUNT = 1_000_000  # bars, updates, restarts: any count a setting holds
 
 
 class SyntheticMarketSettings(Frozen):
+    """The synthetic market (service.market.synthetic), its one list of defaults: bars
+    round the clock, without sessions, in regime segments of `segment_bars` bars, each
+    turbulent with probability `p_turbulent`. Vols and drifts are per bar, of log returns."""
+
     seed: int = Field(default=7, ge=0, lt=2**63)
-    start: AwareTime = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
+    start: AwareTime = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)  # first bar's close time
     segment_bars: int = Field(default=120, ge=2, le=MAX_COUNT)
     p_turbulent: float = Field(default=0.35, gt=0.0, lt=1.0)
-    calm_vol: float = Field(default=0.0008, gt=0.0, le=1.0)  # per bar
+    calm_vol: float = Field(default=0.0008, gt=0.0, le=1.0)  # sd of a bar's log return
     turbulent_vol: float = Field(default=0.0025, gt=0.0, le=1.0)
+    calm_drift: float = Field(default=1e-6, ge=-1.0, le=1.0)  # mean of a bar's log return
+    turbulent_drift: float = Field(default=-3e-6, ge=-1.0, le=1.0)
     start_price: float = Field(default=100.0, gt=0.0, le=1e9)
+    base_volume: float = Field(default=10_000.0, gt=0.0, le=1e9)  # a calm bar's typical volume
 
 
 class CsvMarketSettings(Frozen):
+    """The CSV replay (service.market.csv_replay): where the files are, and their layout."""
+
     directory: ConfigPath  # one SYMBOL.csv per symbol; relative to service.toml
     time_column: str = "time"
     open_column: str = "open"
@@ -50,6 +59,13 @@ class CsvMarketSettings(Frozen):
     close_column: str = "close"
     volume_column: str = "volume"
     naive_is_utc: bool = False  # read date-times without an offset as UTC
+    # Past this share of a file's rows going backwards in time, the file is refused.
+    max_unsorted_fraction: float = Field(default=0.05, ge=0.0, le=1.0)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.time_column, self.open_column, self.high_column, self.low_column,
+                self.close_column, self.volume_column)
 
 
 def _not_live(url: str | None) -> str | None:

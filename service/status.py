@@ -1,8 +1,6 @@
-"""`regime-trader status`: per account, the last checkpoint, its positions and a health word.
+"""`regime-trader status`: per account, the last checkpoint, its targets and a health word.
 
-Each account's database is opened read-only, so `status` is safe beside a running daemon
-(SQLite may leave an empty -wal and a -shm file beside a database no process has open:
-that is how a read-only WAL reader works, and the daemon uses them as they are).
+The reads are service.state.status_reads' (read-only, safe beside a running daemon).
 The schema records no write time, so the age is the time since the database (or its WAL)
 was last written: a worker writes at every update, so this measures whether it is alive.
 """
@@ -11,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
@@ -19,48 +16,13 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from service.config_loader import LoadedConfig
-from service.state.sqlite_open import open_sqlite
-from service.state.store import SCHEMA_VERSION
-from service.types import OrderStatus
+from service.state.status_reads import READ_ERRORS, SchemaVersionError, Snapshot, read_snapshot
 from service.worker.assembly import state_path
-from service.worker.warmup import Warming, read_warming
 
 # "retired": left out of the instruments file (no worker); the operator's choice, not a fault
 Health = Literal["ok", "stale", "no-state", "unreadable", "retired"]
 DEFAULT_STALE_AFTER_S = 300.0
 EXIT_NOT_ALL_OK = 1  # the report was printed, and an account is neither "ok" nor "retired"
-_FINAL = tuple(s.value for s in OrderStatus if s.is_final)
-
-
-class SchemaVersionError(ValueError):
-    """The database was written by a build with another schema version."""
-
-
-@dataclass(frozen=True)
-class Position:
-    """One instrument's decision at the last checkpoint."""
-
-    symbol: str
-    target_qty: float
-    regime: int
-    p_turbulent: float
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What the last checkpoint of an account says."""
-
-    seq: int
-    bar_time: datetime
-    equity: float
-    cash: float
-    backend: str
-    adapter: str
-    numerics: str
-    config_hash: str
-    positions: tuple[Position, ...]
-    open_intents: int
-    warming: tuple[Warming, ...] = ()  # instruments still gathering a window of bars
 
 
 @dataclass(frozen=True)
@@ -117,68 +79,12 @@ def account_status(
             return AccountStatus(account, database, "no-state")
         age_s = _age_s(database, now)  # before opening: a reader must not look like a write
         snapshot = read_snapshot(database)
-    except (OSError, sqlite3.Error, ValueError) as error:
+    except READ_ERRORS as error:
         return AccountStatus(account, database, "unreadable", error=_explain(database, error))
     if snapshot is None:
         return AccountStatus(account, database, "no-state", age_s)
     health: Health = "stale" if age_s > stale_after_s else "ok"
     return AccountStatus(account, database, health, age_s, snapshot)
-
-
-def read_snapshot(database: Path) -> Snapshot | None:
-    """The last checkpoint, read in one read transaction; None before the first update."""
-    conn = _open_read_only(database)
-    try:
-        conn.execute("BEGIN")
-        _check_schema(conn)
-        return _latest(conn)
-    finally:
-        conn.close()
-
-
-def _open_read_only(database: Path) -> sqlite3.Connection:
-    conn = open_sqlite(database, read_only=True)  # a percent-encoded URI: any legal path
-    conn.execute("PRAGMA busy_timeout = 5000")
-    return conn
-
-
-def _check_schema(conn: sqlite3.Connection) -> None:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if row is not None and int(row[0]) != SCHEMA_VERSION:
-        raise SchemaVersionError(
-            f"schema version {row[0]}, this build reads {SCHEMA_VERSION}; "
-            "use the regime-trader version that wrote it"
-        )
-
-
-def _latest(conn: sqlite3.Connection) -> Snapshot | None:
-    row = conn.execute(
-        "SELECT seq, bar_time, equity, cash, backend, adapter, numerics, config_hash "
-        "FROM checkpoints ORDER BY seq DESC LIMIT 1"
-    ).fetchone()
-    if row is None:
-        return None
-    seq, bar_time, equity, cash, backend, adapter, numerics, config_hash = row
-    return Snapshot(
-        seq=int(seq), bar_time=datetime.fromisoformat(bar_time), equity=float(equity),
-        cash=float(cash), backend=str(backend), adapter=str(adapter), numerics=str(numerics),
-        config_hash=str(config_hash), positions=_positions(conn, int(seq)),
-        open_intents=_open_intents(conn), warming=read_warming(conn, int(seq)),
-    )
-
-
-def _positions(conn: sqlite3.Connection, seq: int) -> tuple[Position, ...]:
-    rows = conn.execute(
-        "SELECT symbol, target_qty, regime, p_turbulent FROM decisions WHERE seq = ? "
-        "ORDER BY symbol", (seq,)
-    )
-    return tuple(Position(str(s), float(q), int(r), float(p)) for s, q, r, p in rows)
-
-
-def _open_intents(conn: sqlite3.Connection) -> int:
-    marks = ",".join("?" * len(_FINAL))
-    query = f"SELECT COUNT(*) FROM intents WHERE status NOT IN ({marks})"
-    return int(conn.execute(query, _FINAL).fetchone()[0])
 
 
 def _age_s(database: Path, now: datetime) -> float:
@@ -249,9 +155,9 @@ def _details(account: AccountStatus, config_hash: str) -> list[str]:
         return ["", f"{account.account}: no state yet at {account.database}"]
     note = "" if s.config_hash == config_hash else "  (checkpoint written under another config)"
     rows = [["SYMBOL", "TARGET QTY", "REGIME", "P(TURBULENT)"]]
-    rows += [[p.symbol, f"{p.target_qty:g}", str(p.regime), f"{p.p_turbulent:.3f}"]
-             for p in s.positions]
-    title = f"{account.account}: positions at seq {s.seq}{note}"
+    rows += [[t.symbol, f"{t.target_qty:g}", str(t.regime), f"{t.p_turbulent:.3f}"]
+             for t in s.targets]
+    title = f"{account.account}: targets at seq {s.seq}{note}"
     warming = [f"  {w.symbol}  warming up: {w.bars_available} of {w.bars_needed} bars"
                for w in s.warming]
     return ["", title, *("  " + line for line in _align(rows)), *warming]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from service.daemon_harness import (
+from service.bench.daemon_harness import (
     TWO_ACCOUNT_INSTRUMENTS,
     DaemonProcess,
     Event,

@@ -1,10 +1,13 @@
-"""`regime-trader bench`: model-update throughput on a named batch shape, as JSON.
+"""`regime-trader bench`: measurements, each as one JSON document.
 
-trial: 268 instruments x 4 chains in one batch (the trial's 5 accounts hold 268 in all),
-T = 256, K = 2. small: 32 instruments. Measures batched value-and-gradient calls per
-second (and lane-gradients per second), a cold and a warm update, and the effective
-samples per second per instrument of the warm update (worst bulk ESS over parameters and
-over the decision quantities, divided by the update's wall time).
+`bench model` (also plain `bench`, which scripts use): model-update throughput on a named
+batch shape. trial: 268 instruments x 4 chains in one batch (the trial's 5 accounts hold
+268 in all), T = 256, K = 2. small: 32 instruments. Measures batched value-and-gradient
+calls per second (and lane-gradients per second), a cold and a warm update, and the
+effective samples per second per instrument of the warm update (worst bulk ESS over
+parameters and over the decision quantities, divided by the update's wall time).
+`bench ops` sweeps every kernel; `bench supervision` and `bench reload` time the real
+daemon. The proofs (chaos, soak) are `regime-trader prove`.
 """
 
 from __future__ import annotations
@@ -23,74 +26,67 @@ GRAD_REPEATS = 20
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("bench", help="measure model-update throughput")
+    parser = commands.add_parser(
+        "bench", help="measure: model (the default), ops, supervision, reload",
+        description="Measurements as JSON. With no WHAT: model (the options below are its).",
+    )
+    _model_args(parser)  # plain `bench` is `bench model`: scripts and docs use it
+    kinds = parser.add_subparsers(metavar="WHAT")
+    _model_args(kinds.add_parser("model", help="model-update throughput on a batch shape"))
+    ops = kinds.add_parser("ops", help="sweep every kernel, numpy vs wgpu, 1..10,000 lanes")
+    ops.add_argument("dir", type=Path, metavar="DIR", help="write DIR/ops-<host>-<date>.csv")
+    ops.set_defaults(handler=ops_handler)
+    _daemon_parser(kinds, "supervision", "SIGKILL-to-first-update and idle CPU of the supervisor")
+    _daemon_parser(kinds, "reload", "time from an editor-style save to config.applied")
+
+
+def _daemon_parser(
+    kinds: argparse._SubParsersAction[argparse.ArgumentParser], name: str, what: str
+) -> None:
+    daemon = kinds.add_parser(name, help=what)
+    daemon.add_argument("--json", type=Path, metavar="PATH", help="write the figures here")
+    daemon.set_defaults(handler=daemon_handler, what=name)
+
+
+def _model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shape", choices=sorted(SHAPES), default="small")
     parser.add_argument("--backend", default="numpy")
     parser.add_argument("--trajectory", choices=("jitter", "chees"), default="jitter")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the figures here")
-    parser.add_argument(
-        "--ops", type=Path, metavar="DIR", help="instead: sweep every kernel, numpy vs wgpu, "
-        "1..10,000 lanes; write DIR/ops-<host>-<date>.csv (gpu_backend.op_sweep)",
-    )  # fmt: skip
-    parser.add_argument("--supervision", action="store_true",
-                        help="instead: SIGKILL-to-first-update and idle CPU of the supervisor")
-    parser.add_argument("--reload", action="store_true",
-                        help="instead: time from an editor-style save to config.applied")
-    parser.add_argument("--soak", type=float, metavar="MINUTES",
-                        help="instead: run the embedded default on a fast clock this long, "
-                        "sampling RSS, descriptors, database size (service.soak)")
-    parser.add_argument("--sample-s", type=float, default=60.0, help="soak sampling period")
-    parser.add_argument("--chaos", type=int, metavar="KILLS",
-                        help="instead: SIGKILL workers at random fault points KILLS times over "
-                        "2 accounts, then check crash equivalence (service.chaos); exit 1 if "
-                        "the end state differs from an uninterrupted run")
-    parser.add_argument("--seed", type=int, default=0, help="the chaos run's seed")
-    parser.set_defaults(handler=handler)
+    parser.set_defaults(handler=model_handler)
 
 
-def handler(args: argparse.Namespace) -> int:
-    if args.ops is not None:
-        from gpu_backend.op_sweep import run_op_sweep  # noqa: PLC0415 - imports wgpu
+def model_handler(args: argparse.Namespace) -> int:
+    return _emit(run(args.shape, args.backend, args.trajectory), args.json)
 
-        run_op_sweep(args.ops)
-        return 0
-    if args.soak is not None:
-        from service.soak import run_soak  # noqa: PLC0415
 
-        out = args.json or Path(f"soak-{time.strftime('%Y%m%d-%H%M%S')}.json")
-        print(json.dumps(run_soak(args.soak, out, args.sample_s), indent=1))
-        return 0
-    if args.chaos is not None:
-        from service.chaos import run_chaos  # noqa: PLC0415
+def ops_handler(args: argparse.Namespace) -> int:
+    from gpu_backend.bench.ops import run_op_sweep  # noqa: PLC0415 - imports wgpu
 
-        result = run_chaos(args.chaos, args.seed)
-        text = json.dumps(result, indent=1)
-        if args.json:
-            args.json.write_text(text + "\n")
-        print(text)
-        return 0 if result["equivalent"] else 1
-    if args.supervision or args.reload:
-        figures = _daemon_figures(args.supervision, args.reload)
-    else:
-        figures = run(args.shape, args.backend, args.trajectory)
-    text = json.dumps(figures, indent=1)
-    if args.json:
-        args.json.write_text(text + "\n")
-    print(text)
+    run_op_sweep(args.dir)
     return 0
 
 
-def _daemon_figures(supervision: bool, reload: bool) -> dict[str, Any]:
+def daemon_handler(args: argparse.Namespace) -> int:
     """Figures taken from a real daemon run in a temporary folder."""
-    from service.reload import measure as reload_measure  # noqa: PLC0415
-    from service.supervisor import measure as supervision_measure  # noqa: PLC0415
-
     figures: dict[str, Any] = {"host": platform.node(), "date": time.strftime("%Y-%m-%d")}
-    if supervision:
-        figures["supervision"] = supervision_measure.measure()
-    if reload:
-        figures["reload"] = reload_measure.measure()
-    return figures
+    if args.what == "supervision":
+        from service.bench import supervision  # noqa: PLC0415 - tools load on demand
+
+        figures["supervision"] = supervision.measure()
+    else:
+        from service.bench import reload  # noqa: PLC0415
+
+        figures["reload"] = reload.measure()
+    return _emit(figures, args.json)
+
+
+def _emit(figures: dict[str, Any], out: Path | None) -> int:
+    text = json.dumps(figures, indent=1)
+    if out:
+        out.write_text(text + "\n")
+    print(text)
+    return 0
 
 
 def _gradient_rate(backend: Any, theta: Any, y: Any, priors: Any) -> float:

@@ -35,6 +35,7 @@ import structlog
 from service.market.bar_checks import value_problem
 from service.market.base import UnusableDataError
 from service.market.csv_source import records
+from service.settings import CsvMarketSettings
 from service.types import Bar, utc
 
 log = structlog.get_logger(__name__)
@@ -47,35 +48,6 @@ Values = tuple[float, float, float, float, float]
 
 class RowError(ValueError):
     """One row is unusable; the message, "<kind>: <detail>", is the reason logged."""
-
-
-@dataclass(frozen=True, slots=True)
-class CsvSettings:
-    directory: Path
-    interval: timedelta
-    time_column: str = "time"
-    open_column: str = "open"
-    high_column: str = "high"
-    low_column: str = "low"
-    close_column: str = "close"
-    volume_column: str = "volume"
-    naive_is_utc: bool = False  # read date-times without an offset as UTC
-    max_unsorted_fraction: float = 0.05  # past this share of rows going backwards: refuse
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "directory", Path(self.directory))
-        if self.interval <= timedelta(0):
-            raise ValueError(f"CsvSettings.interval must be positive, got {self.interval}")
-        if not 0.0 <= self.max_unsorted_fraction <= 1.0:
-            raise ValueError(
-                "CsvSettings.max_unsorted_fraction must be within [0, 1], "
-                f"got {self.max_unsorted_fraction}"
-            )
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return (self.time_column, self.open_column, self.high_column, self.low_column,
-                self.close_column, self.volume_column)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +166,9 @@ class _Loader:
             log.info("market.gap", file=self.file, row=row, missing_bars=missing)
 
 
-def _header_indices(file: str, line: int, header: list[str], settings: CsvSettings) -> list[int]:
+def _header_indices(
+    file: str, line: int, header: list[str], settings: CsvMarketSettings
+) -> list[int]:
     names = [name.strip(_STRIPPED) for name in header]
     missing = [col for col in settings.columns if col not in names]
     if missing:
@@ -211,7 +185,7 @@ def _header_indices(file: str, line: int, header: list[str], settings: CsvSettin
 
 
 def _read_row(loader: _Loader, row: int, cells: list[str], idx: list[int],
-              settings: CsvSettings) -> None:
+              settings: CsvMarketSettings) -> None:
     if len(cells) <= max(idx):
         loader.skip(row, f"short row: {len(cells)} fields, the header needs {max(idx) + 1}")
         return
@@ -224,12 +198,12 @@ def _read_row(loader: _Loader, row: int, cells: list[str], idx: list[int],
     loader.accept(row, to_us(t), values)
 
 
-def load_file(path: Path, settings: CsvSettings) -> Series:
+def load_file(path: Path, settings: CsvMarketSettings, interval: timedelta) -> Series:
     """Read and validate one CSV file; UnusableDataError when it cannot be used at all."""
     file, rows = str(path), records(path)
     line, header = _header(file, rows)
     idx = _header_indices(file, line, header, settings)
-    loader = _Loader(file, settings.interval // _US)
+    loader = _Loader(file, interval // _US)
     for row, cells in rows:
         loader.data_rows += 1
         _read_row(loader, row, cells, idx, settings)
@@ -243,7 +217,7 @@ def _header(file: str, rows: Iterator[tuple[int, list[str]]]) -> tuple[int, list
     return first
 
 
-def _finish(file: str, header_line: int, loader: _Loader, settings: CsvSettings) -> Series:
+def _finish(file: str, header_line: int, loader: _Loader, settings: CsvMarketSettings) -> Series:
     if not loader.data_rows:
         raise UnusableDataError(file, "no data rows after the header; add the bars",
                                 header_line)

@@ -12,11 +12,12 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from service.market.csv_load import CsvSettings, Series, load_file, parse_time
+from service.market.csv_load import Series, load_file, parse_time
 from service.market.csv_load import to_us as _to_us
+from service.settings import CsvMarketSettings
 from service.types import Bar, Symbol
 
-__all__ = ["CsvMarket", "CsvSettings", "load_file", "parse_time"]
+__all__ = ["CsvMarket", "load_file", "parse_time"]
 
 
 # -- the feed --------------------------------------------------------------------------
@@ -25,13 +26,17 @@ __all__ = ["CsvMarket", "CsvSettings", "load_file", "parse_time"]
 class CsvMarket:
     """A MarketFeed over a directory of per-symbol CSV files."""
 
-    def __init__(self, settings: CsvSettings) -> None:
+    def __init__(self, settings: CsvMarketSettings, interval: timedelta) -> None:
+        """`settings.directory` as it is: the caller resolves it (beside service.toml)."""
+        if interval <= timedelta(0):
+            raise ValueError(f"the CSV market's interval must be positive, got {interval}")
         self._settings = settings
+        self._interval = interval
         self._series: dict[Symbol, Series] = {}
 
     @property
     def bar_interval(self) -> timedelta:
-        return self._settings.interval
+        return self._interval
 
     def preload(self, symbols: Sequence[Symbol]) -> None:
         """Load and validate these symbols' files now (at start-up, before trading)."""
@@ -69,6 +74,7 @@ class CsvMarket:
     def _get(self, symbol: Symbol) -> Series:
         series = self._series.get(symbol)
         if series is None:
-            series = load_file(self._settings.directory / f"{symbol}.csv", self._settings)
+            series = load_file(self._settings.directory / f"{symbol}.csv", self._settings,
+                               self._interval)
             self._series[symbol] = series
         return series

@@ -1,5 +1,6 @@
 """A seeded, regime-switching synthetic market: bars are a pure function of
-(seed, symbol, bar time) given the settings.
+(seed, symbol, bar time) given the settings (service.settings.SyntheticMarketSettings,
+where every default is defined).
 
 A restarted worker therefore sees exactly the bars it saw before and can back-fill the
 bars it missed while down. Randomness is counter-based (splitmix64 over numpy uint64,
@@ -20,15 +21,14 @@ import hashlib
 import math
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from service.market.bar_checks import MAX_PRICE, MAX_VOLUME
 from service.market.base import MarketDataError
+from service.settings import MarketSettings, SyntheticMarketSettings
 from service.types import Bar, Symbol, utc
 
 CHUNK = 4096
@@ -40,47 +40,6 @@ CALM, TURBULENT = 0, 1
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True, slots=True)
-class SyntheticSettings:
-    """Defaults give plausible 1-minute bars: ~16% annualised vol when calm (over a
-    252 x 390-minute trading year), 3x that when turbulent, regime segments of 240 bars
-    (4 hours), about 30% of them turbulent. Bars run round the clock, without sessions."""
-
-    seed: int = 0
-    start: datetime = datetime(2024, 1, 1, tzinfo=UTC)  # first bar's close time
-    interval: timedelta = timedelta(minutes=1)
-    segment_bars: int = 240
-    p_turbulent: float = 0.3
-    calm_vol: float = 0.0005  # sd of a bar's log return
-    turbulent_vol: float = 0.0015
-    calm_drift: float = 1e-6  # mean of a bar's log return
-    turbulent_drift: float = -3e-6
-    start_price: float = 100.0
-    base_volume: float = 10_000.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "start", utc(self.start))
-        checks = {
-            "interval": self.interval > timedelta(0),
-            "segment_bars": self.segment_bars >= 1,
-            "p_turbulent": 0.0 <= self.p_turbulent <= 1.0,
-            "calm_vol": 0 < self.calm_vol < math.inf,
-            "turbulent_vol": 0 < self.turbulent_vol < math.inf,
-            "calm_drift": math.isfinite(self.calm_drift),
-            "turbulent_drift": math.isfinite(self.turbulent_drift),
-            "start_price": 0 < self.start_price < MAX_PRICE,
-            "base_volume": 0 < self.base_volume <= MAX_VOLUME,
-        }
-        for name, ok in checks.items():
-            if not ok:
-                raise ValueError(
-                    f"SyntheticSettings.{name}={getattr(self, name)!r} is out of range: "
-                    "interval and vols must be positive, drifts finite, segment_bars >= 1, "
-                    f"0 <= p_turbulent <= 1, 0 < start_price < {MAX_PRICE:g}, "
-                    f"0 < base_volume <= {MAX_VOLUME:g}"
-                )
 
 
 class _BarArrays(NamedTuple):
@@ -119,20 +78,26 @@ def _normal(seed: int, symbol: Symbol, stream: str, counters: I64) -> F64:
 
 
 class SyntheticMarket:
-    """A MarketFeed over `SyntheticSettings`; bars exist at and after `settings.start`."""
+    """A MarketFeed over `SyntheticMarketSettings`; bars exist at and after `settings.start`,
+    one per `interval`. Left out, each is the settings model's default (one source)."""
 
-    def __init__(self, settings: SyntheticSettings | None = None) -> None:
-        self._s = settings if settings is not None else SyntheticSettings()
+    def __init__(
+        self, settings: SyntheticMarketSettings | None = None, interval: timedelta | None = None
+    ) -> None:
+        self._s = settings if settings is not None else SyntheticMarketSettings()
+        self._interval = interval if interval is not None else MarketSettings().bar_interval
+        if self._interval <= timedelta(0):
+            raise ValueError(f"the synthetic market's interval must be positive, got {interval}")
         self._chunk_ends: dict[Symbol, list[float]] = {}
         self._chunks: OrderedDict[tuple[Symbol, int], _BarArrays] = OrderedDict()
 
     @property
-    def settings(self) -> SyntheticSettings:
+    def settings(self) -> SyntheticMarketSettings:
         return self._s
 
     @property
     def bar_interval(self) -> timedelta:
-        return self._s.interval
+        return self._interval
 
     def history(
         self, symbols: Sequence[Symbol], end: datetime, count: int
@@ -158,7 +123,7 @@ class SyntheticMarket:
 
     def bar_time(self, n: int) -> datetime:
         """Close time of bar n."""
-        return self._s.start + n * self._s.interval
+        return self._s.start + n * self._interval
 
     def true_regime(self, symbol: Symbol, time: datetime) -> int:
         """The regime (0 calm, 1 turbulent) generating the newest bar at or before `time`."""
@@ -173,7 +138,7 @@ class SyntheticMarket:
     # -- indices and bars ------------------------------------------------------------
 
     def _index_at_or_before(self, t: datetime) -> int:
-        return (utc(t) - self._s.start) // self._s.interval
+        return (utc(t) - self._s.start) // self._interval
 
     def _bars(self, symbol: Symbol, lo: int, hi: int) -> list[Bar]:
         if hi < lo:

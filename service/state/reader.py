@@ -1,12 +1,14 @@
-"""Read-only views of a state database, for the supervisor and `status`."""
+"""Read-only views of a state database, for the supervisor and the chaos proof
+(`status` has its own: service.state.status_reads)."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from service.state.storage_faults import is_temporary, unavailable
-from service.state.store import UnusableStateError, connect
+from service.state.store import StateStore, UnusableStateError, connect
 
 
 def last_seq(path: Path) -> int:
@@ -27,3 +29,23 @@ def last_seq(path: Path) -> int:
             "afresh, or restore it from a backup"
         ) from None
     return int(row[0] or 0)
+
+
+def final_records(path: Path) -> tuple[dict[str, Any], str]:
+    """What crash equivalence compares of an account's state database (model digests per
+    checkpoint, the last seq, cash and equity, every intent), and its order epoch."""
+    store = StateStore(path)
+    try:
+        latest = store.latest()
+        if latest is None:
+            raise UnusableStateError(f"{path}: no checkpoint")
+        records = {
+            "model_digests": store.model_digests(),
+            "seq": latest.seq,
+            "cash": latest.cash,
+            "equity": latest.equity,
+            "intents": store.intents(),
+        }
+        return records, store.ids.epoch
+    finally:
+        store.close()

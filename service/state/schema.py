@@ -1,21 +1,29 @@
-"""The state database's schema, its version, and its identity.
+"""The state database's schema, its version, its migrations, and its identity.
 
-Identity (meta keys, added in this release; a database of the previous release gets them
-on first open, in one transaction): the account that owns it, and the epoch of its client
-order ids (service.state.order_ids). Both are copied into the main file at once (a WAL
-checkpoint), so a lost -wal file cannot take them along.
+A database records the version it was last migrated to (meta `schema_version`). Opening
+one for writing runs, in one transaction, every migration above that version, in order;
+a version newer than this build's is refused. Read-only readers (`status`) accept every
+version from READABLE_FROM up, since no migration so far has changed the tables they read.
+
+Identity: the account that owns the database, and the epoch of its client order ids
+(service.state.order_ids). Both are copied into the main file at once (a WAL checkpoint),
+so a lost -wal file cannot take them along.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from service.state.errors import UnusableStateError
 from service.state.order_ids import EPOCH_RE, OrderIds, new_epoch
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_FROM = 1  # the oldest version whose tables `status` and `last_seq` can read
 
+# Version 1: the tables. CREATE ... IF NOT EXISTS, so it is also a no-op on any later version.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -61,6 +69,7 @@ CREATE INDEX IF NOT EXISTS intents_by_status ON intents (status);
 ACCOUNT_KEY = "account"
 EPOCH_KEY = "order_epoch"
 LEGACY_KEY = "legacy_order_ids"  # "1": ids without an epoch (previous release) are ours
+VERSION_KEY = "schema_version"
 
 
 def _meta(conn: sqlite3.Connection, key: str) -> str | None:
@@ -68,20 +77,70 @@ def _meta(conn: sqlite3.Connection, key: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def check_version(conn: sqlite3.Connection, path: Path) -> None:
-    found = _meta(conn, "schema_version")
-    if found is not None and found != str(SCHEMA_VERSION):
+def stored_version(conn: sqlite3.Connection) -> int | None:
+    """The version the database was last migrated to; None for a new database."""
+    found = _meta(conn, VERSION_KEY)
+    return None if found is None else int(found)
+
+
+def check_readable(conn: sqlite3.Connection) -> None:
+    """Refuse a version this build cannot read (newer, or older than READABLE_FROM)."""
+    found = _meta(conn, VERSION_KEY)
+    if found is not None and not (found.isdigit()
+                                  and READABLE_FROM <= int(found) <= SCHEMA_VERSION):
         raise UnusableStateError(
-            f"{path}: schema version {found}, this build reads {SCHEMA_VERSION}; "
-            "use the matching regime-trader version"
+            f"schema version {found}, this build reads {READABLE_FROM} to {SCHEMA_VERSION}; "
+            "use the regime-trader version that wrote it"
         )
 
 
+# -- migrations ----------------------------------------------------------------------------
+
+Migration = Callable[[sqlite3.Connection, str | None], None]
+
+
+def _add_identity(conn: sqlite3.Connection, account: str | None) -> None:
+    """2: the owning account and the order epoch. Ids an older database made have no
+    epoch: it is marked legacy when it made any, so they still count as its own."""
+    insert = "INSERT OR IGNORE INTO meta VALUES (?, ?)"
+    if account is not None:
+        conn.execute(insert, (ACCOUNT_KEY, account))
+    if _meta(conn, EPOCH_KEY) is None:
+        made_ids = conn.execute("SELECT 1 FROM intents LIMIT 1").fetchone() is not None
+        conn.execute(insert, (LEGACY_KEY, "1" if made_ids else "0"))
+        conn.execute(insert, (EPOCH_KEY, new_epoch()))
+
+
+# Keyed by the version each one brings the database to; version 1 is SCHEMA itself.
+MIGRATIONS: dict[int, Migration] = {2: _add_identity}
+
+
+def migrate(conn: sqlite3.Connection, path: Path, account: str | None) -> None:
+    """Bring the database to SCHEMA_VERSION: one transaction, then into the main file."""
+    try:
+        check_readable(conn)
+    except UnusableStateError as error:
+        raise UnusableStateError(f"{path}: {error}") from None
+    found = stored_version(conn) or 1  # a new database has SCHEMA's tables: version 1
+    if found == SCHEMA_VERSION:
+        return
+    with _immediate(conn):
+        for version in range(found + 1, SCHEMA_VERSION + 1):
+            MIGRATIONS[version](conn, account)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                     (VERSION_KEY, str(SCHEMA_VERSION)))
+
+
+# -- identity ------------------------------------------------------------------------------
+
+
 def identity(conn: sqlite3.Connection, path: Path, account: str | None) -> OrderIds:
-    """The database's owner and order epoch, stamped first where missing. A database of
-    another account is refused: trading on it would resume that account's state."""
-    if _needs_stamp(conn, account):
-        _stamp(conn, account)
+    """The database's owner and order epoch; the owner stamped first where missing (a
+    database a read-only tool migrated). A database of another account is refused:
+    trading on it would resume that account's state."""
+    if account is not None and _meta(conn, ACCOUNT_KEY) is None:
+        with _immediate(conn):
+            conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (ACCOUNT_KEY, account))
     owner, epoch = _meta(conn, ACCOUNT_KEY), _meta(conn, EPOCH_KEY)
     if owner is not None and account is not None and owner != account:
         raise UnusableStateError(
@@ -94,29 +153,15 @@ def identity(conn: sqlite3.Connection, path: Path, account: str | None) -> Order
     return OrderIds(owner or account or "", epoch, _meta(conn, LEGACY_KEY) == "1")
 
 
-def _needs_stamp(conn: sqlite3.Connection, account: str | None) -> bool:
-    missing_owner = account is not None and _meta(conn, ACCOUNT_KEY) is None
-    return missing_owner or any(_meta(conn, k) is None for k in ("schema_version", EPOCH_KEY))
-
-
-def _stamp(conn: sqlite3.Connection, account: str | None) -> None:
-    """One transaction, then into the main file (a checkpoint of the WAL)."""
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE ... COMMIT (rolled back on any exception), then a WAL checkpoint:
+    what it wrote is in the main file at once."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        _stamp_missing(conn, account)
+        yield
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
     conn.execute("PRAGMA wal_checkpoint(FULL)")
-
-
-def _stamp_missing(conn: sqlite3.Connection, account: str | None) -> None:
-    insert = "INSERT OR IGNORE INTO meta VALUES (?, ?)"
-    conn.execute(insert, ("schema_version", str(SCHEMA_VERSION)))
-    if account is not None:
-        conn.execute(insert, (ACCOUNT_KEY, account))
-    if _meta(conn, EPOCH_KEY) is None:
-        made_ids = conn.execute("SELECT 1 FROM intents LIMIT 1").fetchone() is not None
-        conn.execute(insert, (LEGACY_KEY, "1" if made_ids else "0"))
-        conn.execute(insert, (EPOCH_KEY, new_epoch()))

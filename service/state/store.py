@@ -3,8 +3,8 @@
 The checkpoint of an update (model state, book, decisions and order intents) is committed
 in ONE transaction before any intent is sent, with synchronous=FULL so a power loss can
 never roll back an id the broker has already seen. Order outcomes are recorded after.
-The schema and the database's identity (owner, order epoch) live in service.state.schema,
-the row forms in service.state.records.
+The schema, its version and migrations, and the database's identity (owner, order epoch)
+live in service.state.schema, the row forms in service.state.records.
 """
 
 from __future__ import annotations
@@ -233,7 +233,7 @@ def _prepare(conn: sqlite3.Connection, path: Path, account: str | None) -> Order
             f"{path}: not a usable state database (quick_check reports: {verdict}); move "
             "it aside to start afresh, or restore it from a backup"
         )
-    schema.check_version(conn, path)
+    schema.migrate(conn, path, account)
     ids = schema.identity(conn, path, account)
     # A file SQLite could open only for reading (read-only mount, immutable, mode bits)
     # would fail at the first checkpoint; a no-op write finds out now, with its cause.

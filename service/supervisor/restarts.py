@@ -63,9 +63,10 @@ class Restarts:
             "account.parked",
             account=worker.account,
             restarts=worker.restarts,
-            reason="the worker refused to start with 78, which a restart cannot fix: its "
-            "last event (state.unusable, market.unusable or broker.auth_failed) says what to "
-            "repair; then restart the service",
+            reason="the worker refused to start with 78, which a restart cannot fix; its "
+            "last event says why (state.unusable: restore it or move it aside; "
+            "market.unusable: fix the file; broker.auth_failed: set the keys), then restart "
+            "the service",
             **fields,
         )
         worker.parked, worker.done, worker.restart_at = True, True, None

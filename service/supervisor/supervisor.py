@@ -10,16 +10,12 @@ update and checkpoint; a second one, or the shutdown budget running out, kills t
 
 from __future__ import annotations
 
-import contextlib
 import os
-import queue
 import signal
-import socket
 import sys
 import time
 from multiprocessing.connection import wait
 from pathlib import Path
-from types import FrameType
 
 import structlog
 
@@ -29,18 +25,19 @@ from service.exit_codes import EX_CONFIG, EX_OK, EX_SOFTWARE
 from service.logs import choose_format
 from service.reload.reloader import InstrumentsReloader, ReloadOutcome
 from service.reload.watcher import InstrumentsWatcher
-from service.state.reader import last_seq
 from service.supervisor.budget import RestartBudget
 from service.supervisor.exit_reason import exit_fields
+from service.supervisor.reload_requests import ReloadRequests, announce
 from service.supervisor.restarts import Restarts
-from service.supervisor.sd_notify import Notifier, forget_notify_env, watchdog_interval_s
+from service.supervisor.sd_notify import Notifier, watchdog_interval_s
+from service.supervisor.signal_inbox import SignalInbox
+from service.supervisor.systemd_report import SystemdReport
 from service.supervisor.worker_handle import WorkerHandle
-from service.worker.assembly import state_path
+from service.supervisor.worker_start import start_worker, stop_at_seq
 from service.worker.process import WorkerSpec
 
 log = structlog.get_logger("service.supervisor")
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-EXTEND_START_USEC = 60_000_000  # asked of systemd while workers are still starting
 
 
 class Supervisor:
@@ -61,18 +58,13 @@ class Supervisor:
         for account in config.active_accounts:
             self._add_worker(account)
         self.restarts = Restarts(self.settings)
-        self.signals: queue.SimpleQueue[int] = queue.SimpleQueue()
-        self.reload_requests: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self.inbox = SignalInbox()
+        self.reload_requests = ReloadRequests(self.reloader)
         self.watcher = InstrumentsWatcher(
             config.instruments_path, config.settings.reload, self._record_file_change
         )
-        self._next_poll = time.monotonic() + config.settings.reload.poll_s
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_w.setblocking(False)  # a signal handler must never block on it
         self.notifier = Notifier.from_env(os.environ)
-        self._watchdog_s = watchdog_interval_s(os.environ)
-        self._next_watchdog = 0.0
-        self._ready_sent = False
+        self.systemd = SystemdReport(self.notifier, watchdog_interval_s(os.environ))
         self.stopping = False
         self.exit_code = EX_OK
         self._stop_deadline = float("inf")
@@ -85,14 +77,14 @@ class Supervisor:
     def _add_worker(self, account: str) -> WorkerHandle:
         budget = RestartBudget(self.settings.restart_intensity, self.settings.restart_period_s)
         worker = WorkerHandle(account, self.settings, budget)
-        worker.stop_at_seq = _stop_at(self.state_dir, account, self.stop_after)
+        worker.stop_at_seq = stop_at_seq(self.state_dir, account, self.stop_after)
         self.workers[account] = worker
         return worker
 
     # -- the loop ----------------------------------------------------------------------
 
     def run(self) -> int:
-        self._install_handlers()
+        self.inbox.install(HANDLED_SIGNALS)
         for worker in self.workers.values():
             self._spawn(worker)
         if self.config.settings.reload.watch:
@@ -111,8 +103,9 @@ class Supervisor:
         return self.exit_code
 
     def _step(self, timeout: float) -> None:
-        wait([self._wake_r, *(w for h in self.workers.values() for w in h.waitables())], timeout)
-        self._drain_wakeups()
+        waitables = (w for h in self.workers.values() for w in h.waitables())
+        wait([self.inbox.waitable, *waitables], timeout)
+        self.inbox.drain_wakeups()
         self._dispatch_signals()
         self._dispatch_reloads()
         now = time.monotonic()
@@ -123,7 +116,7 @@ class Supervisor:
             self._reap(worker, now)
         self._restart_due(now)
         self._force_if_overdue(now)
-        self._notify_systemd(now)
+        self.systemd.tick(now, self.workers.values())
 
     def _finished(self) -> bool:
         if self.stopping:
@@ -137,17 +130,8 @@ class Supervisor:
 
     # -- signals -----------------------------------------------------------------------
 
-    def _install_handlers(self) -> None:
-        def record(signum: int, frame: FrameType | None) -> None:
-            self.signals.put(signum)  # only record; the loop acts
-            self._wake()
-
-        for signum in HANDLED_SIGNALS:
-            signal.signal(signum, record)
-
     def _dispatch_signals(self) -> None:
-        while not self.signals.empty():
-            signum = signal.Signals(self.signals.get())
+        for signum in self.inbox.take_signals():
             if signum == signal.SIGHUP:
                 self.handle_hup()
             else:
@@ -174,38 +158,18 @@ class Supervisor:
     def _record_file_change(self) -> None:
         """Called on the watcher's thread: only record, the loop acts."""
         self.reload_requests.put("watch")
-        self._wake()
-
-    def _wake(self) -> None:
-        # BlockingIOError: the socket is full of wake-ups already; one is enough.
-        with contextlib.suppress(BlockingIOError):
-            self._wake_w.send(b"\0")
+        self.inbox.wake()
 
     def _dispatch_reloads(self) -> None:
-        requested = set()
-        while not self.reload_requests.empty():
-            requested.add(self.reload_requests.get())
-        now = time.monotonic()
-        if now >= self._next_poll:
-            self._next_poll = now + self.config.settings.reload.poll_s
-            if self.reloader.changed_and_settled():
-                requested.add("poll")
-        if requested and not self.stopping:
-            self.reload("+".join(sorted(requested)))
+        source = self.reload_requests.take(time.monotonic())
+        if source and not self.stopping:
+            self.reload(source)
 
     def reload(self, source: str) -> None:
         """Read, validate and apply the instruments file; a bad one changes nothing."""
         self.notifier.reloading()
         outcome = self.reloader.check()
-        path = str(self.config.instruments_path)
-        if outcome.status == "rejected" and outcome.repeat and "sighup" not in source:
-            # Said once per content; an explicit reload (SIGHUP) is always answered.
-            log.debug("config.still_rejected", source=source, file=path)
-        elif outcome.status == "rejected":
-            log.error("config.rejected", source=source, file=path, errors=outcome.errors)
-        elif outcome.status == "unchanged":
-            log.info("config.unchanged", source=source, file=path)
-        else:
+        if announce(outcome, source, str(self.config.instruments_path)):
             self._apply(outcome, source)
         self.notifier.ready()
 
@@ -242,12 +206,7 @@ class Supervisor:
             log_format=self.log_format,
             faults=self.faults,
         )
-        saved = dict(os.environ)
-        forget_notify_env(os.environ)  # only the main process talks to systemd
-        try:
-            worker.spawn(spec)
-        finally:
-            os.environ.update(saved)
+        start_worker(worker, spec)
 
     def _reap(self, worker: WorkerHandle, now: float) -> None:
         code = worker.reap()
@@ -310,37 +269,11 @@ class Supervisor:
             self._signal_all(signal.SIGKILL)
             self._stop_deadline = float("inf")
 
-    # -- systemd -----------------------------------------------------------------------
-
-    def _notify_systemd(self, now: float) -> None:
-        """READY once every worker has started (until then, more start-up time);
-        WATCHDOG only from this loop, so a hung supervisor stops pinging; STATUS."""
-        if not self._ready_sent:
-            if all(w.started or w.done or w.parked for w in self.workers.values()):
-                self._ready_sent = True
-                self.notifier.ready()
-            elif now >= self._next_watchdog:
-                self.notifier.extend_timeout(EXTEND_START_USEC)
-        if now >= self._next_watchdog:
-            self._next_watchdog = now + (self._watchdog_s or 10.0)
-            if self._watchdog_s:
-                self.notifier.watchdog()
-            self.notifier.status(self._status_line())
-
-    def _status_line(self) -> str:
-        up = sum(1 for w in self.workers.values() if w.alive)
-        parked = [w.account for w in self.workers.values() if w.parked]
-        retired = [w.account for w in self.workers.values() if w.retired and not w.alive]
-        seqs = ", ".join(f"{w.account}@{w.last_seq}" for w in self.workers.values())
-        tail = f"; parked: {', '.join(parked)}" if parked else ""
-        tail += f"; retired: {', '.join(retired)}" if retired else ""
-        return f"{up}/{len(self.workers)} workers up; last updates {seqs}{tail}"
-
     # -- helpers -----------------------------------------------------------------------
 
     def _timeout(self) -> float:
         now = time.monotonic()
-        due = [self._next_watchdog - now, 1.0]
+        due = [self.systemd.next_watchdog - now, 1.0]
         for worker in self.workers.values():
             due += [
                 t - now
@@ -360,17 +293,3 @@ class Supervisor:
             return "global restart budget exhausted"
         return "signal" if self.stopping else "all workers finished"
 
-    def _drain_wakeups(self) -> None:
-        self._wake_r.setblocking(False)
-        try:
-            while self._wake_r.recv(64):
-                pass
-        except BlockingIOError:
-            pass  # nothing (more) to drain
-
-
-def _stop_at(state_dir: Path, account: str, stop_after: int | None) -> int | None:
-    """--stop-after N counts from where the account's state stands at start-up."""
-    if stop_after is None:
-        return None
-    return last_seq(state_path(state_dir, account)) + stop_after

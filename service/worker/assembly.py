@@ -15,12 +15,12 @@ from service.clock import Clock, FastClock, PacedClock, wall_clock
 from service.config_loader import LoadedConfig, resolve_beside
 from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
-from service.market.csv_replay import CsvMarket, CsvSettings
-from service.market.synthetic import SyntheticMarket, SyntheticSettings
+from service.market.csv_replay import CsvMarket
+from service.market.synthetic import SyntheticMarket
 from service.state.store import StateStore
 
 if TYPE_CHECKING:
-    from service.broker.alpaca_client import AlpacaClient
+    from service.alpaca.client import AlpacaClient
 
 log = structlog.get_logger("service.worker")
 WALL_ANCHOR_KEY = "clock.wall_anchor"
@@ -44,41 +44,18 @@ def build_market(config: LoadedConfig, account: str | None = None) -> CheckedFee
 def _build_feed(config: LoadedConfig, account: str | None) -> MarketFeed:
     market = config.settings.market
     if market.kind == "alpaca":
-        from service.market.alpaca import AlpacaMarket  # noqa: PLC0415 - alpaca-py on demand
+        from service.alpaca.market import AlpacaMarket  # noqa: PLC0415 - alpaca-py on demand
 
         if account is None:
             raise ValueError("market kind 'alpaca' needs the account whose keys it uses")
         return AlpacaMarket(alpaca_client(config, account), market.bar_interval,
                             market.alpaca.feed)
     if market.kind == "synthetic":
-        s = market.synthetic
-        return SyntheticMarket(
-            SyntheticSettings(
-                seed=s.seed,
-                start=s.start,
-                interval=market.bar_interval,
-                segment_bars=s.segment_bars,
-                p_turbulent=s.p_turbulent,
-                calm_vol=s.calm_vol,
-                turbulent_vol=s.turbulent_vol,
-                start_price=s.start_price,
-            )
-        )
+        return SyntheticMarket(market.synthetic, market.bar_interval)
     csv = market.csv
     assert csv is not None  # the settings refuse kind = "csv" without [market.csv]
-    return CsvMarket(
-        CsvSettings(
-            directory=resolve_beside(config.settings_path, csv.directory),
-            interval=market.bar_interval,
-            time_column=csv.time_column,
-            open_column=csv.open_column,
-            high_column=csv.high_column,
-            low_column=csv.low_column,
-            close_column=csv.close_column,
-            volume_column=csv.volume_column,
-            naive_is_utc=csv.naive_is_utc,
-        )
-    )
+    directory = resolve_beside(config.settings_path, csv.directory)
+    return CsvMarket(csv.model_copy(update={"directory": directory}), market.bar_interval)
 
 
 def first_trading_bar(
@@ -140,7 +117,7 @@ def build_broker(
     now: Callable[[], datetime],
 ) -> Broker:
     if config.settings.broker.kind == "alpaca":
-        from service.broker.alpaca import AlpacaBroker  # noqa: PLC0415 - alpaca-py on demand
+        from service.alpaca.broker import AlpacaBroker  # noqa: PLC0415 - alpaca-py on demand
 
         alpaca = config.settings.broker.alpaca
         return AlpacaBroker(alpaca_client(config, account), alpaca.submit_attempts,
@@ -158,8 +135,8 @@ def build_broker(
 def alpaca_client(config: LoadedConfig, account: str) -> AlpacaClient:
     """The account's one Alpaca client (built on first use in this process): trading,
     market data and reconciliation share its timeouts and its request budget."""
-    from service.broker.alpaca_client import AlpacaClient, HttpPolicy  # noqa: PLC0415
-    from service.broker.request_budget import RequestBudget  # noqa: PLC0415
+    from service.alpaca.client import AlpacaClient, HttpPolicy  # noqa: PLC0415
+    from service.alpaca.request_budget import RequestBudget  # noqa: PLC0415
     from service.secrets import load_keys  # noqa: PLC0415
 
     known = _ALPACA_CLIENTS.get(account)

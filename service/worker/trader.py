@@ -7,38 +7,31 @@ client_order_id, before it trades again.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from collections.abc import Callable
+from datetime import datetime
 
 import numpy as np
 import structlog
 
-from gpu_backend.base import Backend
+from regime_model.backend import Backend
 from regime_model.update import ModelSpec, RegimeEstimate, refresh
 from service.broker.base import Broker
 from service.config_loader import LoadedConfig
 from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
+from service.model_state import ModelState, instrument_key
+from service.state.checkpoint_codec import WARMING_KEY, decode_model_state, encode_model_state
 from service.state.store import Checkpoint, DecisionRow, StateStore
-from service.strategy import Decision, Signal, decide, order_intents
-from service.types import BrokerSnapshot, OrderIntent, OrderOutcome, Symbol
-from service.worker.book import Book, InstrumentState, decode_book, encode_book, instrument_key
+from service.types import BrokerSnapshot, OrderIntent, Symbol
 from service.worker.fault_points import FaultPoints
+from service.worker.order_submission import OrderSubmitter
 from service.worker.reconcile import Reconciler
 from service.worker.rotation import next_batch
-from service.worker.warmup import BOOK_KEY, Warmup
+from service.worker.targets import decide_targets
+from service.worker.update_report import StageTimer, UpdateReport, log_update
+from service.worker.warmup import Warmup
 
 log = structlog.get_logger("service.worker")
-
-
-@dataclass(frozen=True)
-class UpdateReport:
-    seq: int
-    bar_time: datetime
-    orders: int
 
 
 class BarCursor:
@@ -50,21 +43,6 @@ class BarCursor:
 
     def __call__(self) -> datetime:
         return self.value
-
-
-class StageTimer:
-    """Milliseconds per named stage of one update."""
-
-    def __init__(self) -> None:
-        self.ms: dict[str, float] = {}
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.ms[name] = round(self.ms.get(name, 0.0) + (time.perf_counter() - start) * 1e3, 3)
 
 
 class Trader:
@@ -94,7 +72,7 @@ class Trader:
             window=settings.model.window,
             chains=settings.model.chains,
         )
-        self.book = Book(instruments={})
+        self.model_state = ModelState(instruments={})
         self.seq = 0
         self.last_bar_time: datetime | None = None
         self.reconciler = Reconciler(broker, store)
@@ -110,7 +88,7 @@ class Trader:
     @property
     def retired(self) -> bool:
         """The account has left the instruments file and every position is closed."""
-        return not self.symbols and not self.book.retiring()
+        return not self.symbols and not self.model_state.retiring()
 
     def apply_config(self, config: LoadedConfig) -> None:
         """A new instruments file, taken between two updates."""
@@ -121,7 +99,8 @@ class Trader:
                  config_hash=config.config_hash, after_seq=self.seq)
 
     def _sync_rotation(self) -> tuple[list[Symbol], list[Symbol]]:
-        return self.book.sync_rotation(self.symbols, self.config.settings.rotation.on_removal)
+        on_removal = self.config.settings.rotation.on_removal
+        return self.model_state.sync_rotation(self.symbols, on_removal)
 
     # -- start-up ----------------------------------------------------------------------
 
@@ -130,25 +109,17 @@ class Trader:
         with the broker (cancel stale open orders, adopt its positions)."""
         checkpoint = self.store.latest()
         if checkpoint is not None:
-            self.book = decode_book(checkpoint.model, checkpoint.book)
+            self.model_state = decode_model_state(checkpoint.model, checkpoint.book)
             self.seq, self.last_bar_time = checkpoint.seq, checkpoint.bar_time
             self.cursor.value = checkpoint.bar_time
         self._sync_rotation()  # the file may have changed while we were down
-        self.resolve_open_intents()
+        self._orders().resolve_open_intents()
         self.reconciler.at_start(self.symbols, self.account, self.seq)
         return self.seq
 
-    def resolve_open_intents(self) -> None:
-        """Ask the broker about every intent not known to be final; send the ones it has
-        never seen (same client_order_id, so a resend can never duplicate)."""
-        for record in self.store.open_intents():
-            if self.stop_requested():
-                return  # stop means no new POST; the next start resolves the rest
-            outcome = self.broker.lookup(record.intent.client_order_id)
-            if outcome is None and record.status.needs_resolution:
-                outcome = self._send(record.intent)
-            elif outcome is not None and outcome.status != record.status:
-                self._record(record.intent, outcome)
+    def _orders(self) -> OrderSubmitter:
+        # Built per use, so the broker and stop flag in force now are the ones it uses.
+        return OrderSubmitter(self.broker, self.store, self.faults, self.stop_requested)
 
     # -- one update --------------------------------------------------------------------
 
@@ -158,19 +129,21 @@ class Trader:
         timer, seq = StageTimer(), self.seq + 1
         self.cursor.value = bar_time
         with timer.stage("reconcile"):
-            self.resolve_open_intents()
-        batch, cursor = next_batch(
-            self.symbols, self.book.cursor, self.config.settings.rotation.batch_size
+            self._orders().resolve_open_intents()
+        batch, next_start = next_batch(
+            self.symbols, self.model_state.rotation_start, self.config.settings.rotation.batch_size
         )
         with timer.stage("fetch"):
             fresh = self._fetch(batch, bar_time)
-        if not fresh and not self.book.retiring():
-            self.book.cursor = cursor  # move on, or a slice without data would stall the rotation
+        if not fresh and not self.model_state.retiring():
+            # move on, or a slice without data would stall the rotation
+            self.model_state.rotation_start = next_start
             log.debug("update.skipped", bar_time=bar_time.isoformat(), reason="no new bars",
                       bars_rejected=self.market.take_rejected())
             return None
-        ready = [s for s in batch if self.book.instruments[s].returns.size >= self.spec.window]
-        self.warmup.note(self.book, batch)
+        instruments = self.model_state.instruments
+        ready = [s for s in batch if instruments[s].returns.size >= self.spec.window]
+        self.warmup.note(self.model_state, batch)
         with timer.stage("model"):
             estimate, info = self._refresh(ready, seq)
         with timer.stage("strategy"):
@@ -181,47 +154,36 @@ class Trader:
             if intents and not self.broker.market_open():
                 log.info("orders.held", count=len(intents), reason="market closed")
                 intents = []
-        self.book.cursor = cursor
+        self.model_state.rotation_start = next_start
         self.faults.hit("before_checkpoint")  # test-only crash points: none in production
         with timer.stage("checkpoint"):
             self._checkpoint(seq, bar_time, snapshot, rows, intents)
         if intents:
             self.faults.hit("after_checkpoint")  # committed, before any POST
         with timer.stage("orders"):
-            self._send_all(intents, seq)
+            self._orders().send_all(intents, seq)
         self.seq, self.last_bar_time = seq, bar_time
-        self._log_update(seq, bar_time, batch, ready, fresh, estimate, info, intents, timer)
+        log_update(self.market, self.backend, self.latest_bar, self.config.config_hash, seq,
+                   bar_time, batch, ready, fresh, estimate, info, intents, timer)
         return UpdateReport(seq, bar_time, len(intents))
-
-    def _send_all(self, intents: list[OrderIntent], seq: int) -> None:
-        """POST the update's intents; once a stop is asked for, POST no more. The rest
-        are durable in the checkpoint and sent, once, by `resolve_open_intents` at the next
-        start (or the next update)."""
-        for n, intent in enumerate(intents):
-            self.faults.hit("before_post")
-            if self.stop_requested():
-                log.info("orders.deferred", count=len(intents) - n, reason="stop requested",
-                         next="sent at the next start, by client_order_id")
-                return
-            self._send(intent, seq)
 
     def _fetch(self, batch: tuple[Symbol, ...], bar_time: datetime) -> int:
         """New bars for the batch: everything since each symbol's last bar, or a full
         window of history for a symbol seen for the first time."""
         window = self.spec.window
-        cold = [s for s in batch if self.book.instruments[s].last_bar_time is None]
-        warm = {s: self.book.instruments[s].last_bar_time for s in batch if s not in cold}
+        cold = [s for s in batch if self.model_state.instruments[s].last_bar_time is None]
+        warm = {s: self.model_state.instruments[s].last_bar_time for s in batch if s not in cold}
         bars = self.market.history(cold, bar_time, window + 1) if cold else {}
         if warm:
             bars.update(self.market.bars_after({s: t for s, t in warm.items() if t}, bar_time))
-        return sum(self.book.instruments[s].append(bars.get(s, []), window) for s in batch)
+        return sum(self.model_state.instruments[s].append(bars.get(s, []), window) for s in batch)
 
     def _refresh(
         self, ready: list[Symbol], seq: int
     ) -> tuple[RegimeEstimate | None, dict[str, float]]:
         if not ready:
             return None, {}
-        states = [self.book.instruments[s] for s in ready]
+        states = [self.model_state.instruments[s] for s in ready]
         estimate, carries, info = refresh(
             returns=np.stack([s.returns for s in states]),
             carries=[s.carry for s in states],
@@ -243,48 +205,9 @@ class Trader:
         snapshot: BrokerSnapshot,
         seq: int,
     ) -> tuple[list[DecisionRow], list[OrderIntent]]:
-        """Targets for the modelled instruments, and flat targets for those leaving the
-        rotation until the broker shows them flat."""
-        budget = snapshot.equity / max(1, len(self.symbols))
-        decisions, rows = self._model_decisions(ready, estimate, budget)
-        retired = self.book.drop_flat(snapshot)
-        if retired:
-            log.info("instruments.retired", symbols=retired, reason="flat after removal")
-        decisions += [Decision(s, False, 0.0, 0.0) for s in self.book.retiring()]
-        prices = {d.symbol: float(self.book.instruments[d.symbol].last_close or 0.0)
-                  for d in decisions}
-        strategy = self.config.settings.strategy
         ids = self.store.ids_for(self.account)  # the database's epoch is in every id
-        intents = order_intents(decisions, snapshot, prices, budget, ids.tag, seq, strategy)
-        return rows, intents
-
-    def _model_decisions(
-        self, ready: list[Symbol], estimate: RegimeEstimate | None, budget: float
-    ) -> tuple[list[Decision], list[DecisionRow]]:
-        if estimate is None:
-            return [], []
-        decisions, rows = [], []
-        for i, symbol in enumerate(ready):
-            state = self.book.instruments[symbol]
-            signal = _signal(symbol, estimate, i, state)
-            decision = decide(signal, state.decision, budget, self.config.settings.strategy)
-            self._note_regime(state, estimate, i)
-            state.decision = decision
-            decisions.append(decision)
-            rows.append(_decision_row(signal, decision, estimate, i))
-        return decisions, rows
-
-    def _note_regime(self, state: InstrumentState, estimate: RegimeEstimate, i: int) -> None:
-        regime = int(np.argmax(estimate.regime_probs[i]))
-        if state.regime is not None and regime != state.regime:
-            log.info(
-                "regime.changed",
-                symbol=state.symbol,
-                **{"from": state.regime},
-                to=regime,
-                probability=round(float(estimate.regime_probs[i, regime]), 4),
-            )
-        state.regime = regime
+        return decide_targets(self.model_state, self.symbols, ready, estimate, snapshot, seq,
+                              self.config.settings.strategy, ids.tag)
 
     def _checkpoint(
         self,
@@ -294,8 +217,9 @@ class Trader:
         rows: list[DecisionRow],
         intents: list[OrderIntent],
     ) -> None:
-        model, book = encode_book(self.book)
-        book[BOOK_KEY] = self.warmup.book_entry(self.book)  # for `status`; resume ignores it
+        model, book = encode_model_state(self.model_state)
+        # for `status`; resume ignores it
+        book[WARMING_KEY] = self.warmup.book_entry(self.model_state)
         checkpoint = Checkpoint(
             seq=seq,
             bar_time=bar_time,
@@ -310,98 +234,3 @@ class Trader:
         )
         self.store.commit_update(checkpoint, rows, intents,
                                  inside=lambda: self.faults.hit("in_commit"))
-
-    def _send(self, intent: OrderIntent, seq: int | None = None) -> OrderOutcome:
-        log.info(
-            "order.submitted",
-            symbol=intent.symbol,
-            client_order_id=intent.client_order_id,
-            side=intent.side.value,
-            qty=intent.qty,
-            status="pending",
-        )
-        outcome = self.broker.submit(intent)
-        self.faults.hit("after_post" if seq is not None else "after_resend")
-        self._record(intent, outcome)
-        return outcome
-
-    def _record(self, intent: OrderIntent, outcome: OrderOutcome) -> None:
-        self.store.record_outcome(outcome)
-        log.info(
-            "order.resolved",
-            symbol=intent.symbol,
-            client_order_id=intent.client_order_id,
-            side=intent.side.value,
-            qty=intent.qty,
-            status=outcome.status.value,
-            filled_qty=outcome.filled_qty,
-            reason=outcome.reason,
-        )
-
-    def _log_update(
-        self,
-        seq: int,
-        bar_time: datetime,
-        batch: tuple[Symbol, ...],
-        ready: list[Symbol],
-        fresh: int,
-        estimate: RegimeEstimate | None,
-        info: dict[str, float],
-        intents: list[OrderIntent],
-        timer: StageTimer,
-    ) -> None:
-        interval = self.market.bar_interval
-        behind = _bars_between(bar_time, self.latest_bar(), interval)
-        unconverged = [
-            s for i, s in enumerate(ready) if estimate is not None and not estimate.converged[i]
-        ]
-        log.info(
-            "update.completed",
-            seq=seq,
-            bar_time=bar_time.isoformat(),
-            instruments=len(batch),
-            modelled=len(ready),
-            warming=sorted(set(batch) - set(ready)),
-            bars_rejected=self.market.take_rejected(),
-            new_bars=fresh,
-            backend=self.backend.name,
-            adapter=self.backend.adapter,
-            numerics=self.backend.numerics,
-            duration_ms=round(sum(timer.ms.values()), 3),
-            timings_ms=timer.ms,
-            model=info,
-            orders=len(intents),
-            divergences=int(estimate.divergences.sum()) if estimate is not None else 0,
-            unconverged=unconverged,
-            behind_bars=behind,
-            config_hash=self.config.config_hash,
-        )
-
-
-def _signal(symbol: Symbol, estimate: RegimeEstimate, i: int, state: InstrumentState) -> Signal:
-    return Signal(
-        symbol=symbol,
-        p_turbulent=float(estimate.regime_probs[i, -1]),
-        pred_vol=float(estimate.pred_vol[i]),
-        price=float(state.last_close or 0.0),
-        converged=bool(estimate.converged[i]),
-    )
-
-
-def _decision_row(
-    signal: Signal, decision: Decision, estimate: RegimeEstimate, i: int
-) -> DecisionRow:
-    return DecisionRow(
-        symbol=signal.symbol,
-        regime=int(np.argmax(estimate.regime_probs[i])),
-        p_turbulent=signal.p_turbulent,
-        pred_mean=float(estimate.pred_mean[i]),
-        pred_vol=signal.pred_vol,
-        converged=signal.converged,
-        target_weight=decision.target_weight,
-        target_qty=decision.target_qty,
-    )
-
-
-def _bars_between(earlier: datetime, later: datetime, interval: timedelta) -> int:
-    return max(0, int((later - earlier) / interval))

@@ -2,26 +2,22 @@
 
 Each is logged once when found short (`instrument.insufficient_history`, with the bars
 it has, the bars it needs and what to do) and once when it has enough
-(`instrument.warmed_up`); the checkpoint's book carries the short ones under "warming",
-where `status` reads them.
+(`instrument.warmed_up`); the checkpoint's book carries the short ones (WARMING_KEY of
+service.state.checkpoint_codec), where `status` reads them.
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import structlog
 
 from service.market.base import MarketFeed
+from service.model_state import InstrumentState, ModelState
 from service.types import Symbol
-from service.worker.book import Book, InstrumentState
 
 log = structlog.get_logger("service.worker")
-BOOK_KEY = "warming"  # in the checkpoint's book: {symbol: {bars_available, bars_needed}}
 
 
 def bars_available(state: InstrumentState) -> int:
@@ -47,10 +43,10 @@ class Warmup:
         self.needed = window + 1  # a window of returns needs one bar more
         self._short: set[Symbol] = set()  # logged as short, not yet as warmed up
 
-    def note(self, book: Book, batch: tuple[Symbol, ...]) -> None:
+    def note(self, state: ModelState, batch: tuple[Symbol, ...]) -> None:
         """Log the batch's instruments that became short, or stopped being short."""
         for symbol in batch:
-            available = bars_available(book.instruments[symbol])
+            available = bars_available(state.instruments[symbol])
             if available < self.needed and symbol not in self._short:
                 self._short.add(symbol)
                 self.log_short(symbol, available)
@@ -65,27 +61,10 @@ class Warmup:
             next=f"not modelled until {self.needed - available} more bars arrive; give "
             "it older data (or a smaller model.window) to model it sooner")
 
-    def book_entry(self, book: Book) -> dict[str, Any]:
+    def book_entry(self, state: ModelState) -> dict[str, Any]:
         """The short instruments, for the checkpoint (and `status`)."""
         return {
-            symbol: {"bars_available": bars_available(state), "bars_needed": self.needed}
-            for symbol, state in sorted(book.instruments.items())
-            if not state.retiring and bars_available(state) < self.needed
+            symbol: {"bars_available": bars_available(instrument), "bars_needed": self.needed}
+            for symbol, instrument in sorted(state.instruments.items())
+            if not instrument.retiring and bars_available(instrument) < self.needed
         }
-
-
-@dataclass(frozen=True)
-class Warming:
-    """An instrument with less history than the model window, at a checkpoint."""
-
-    symbol: str
-    bars_available: int
-    bars_needed: int
-
-
-def read_warming(conn: sqlite3.Connection, seq: int) -> tuple[Warming, ...]:
-    """The short instruments of checkpoint `seq` (none in checkpoints written before)."""
-    (book,) = conn.execute("SELECT book FROM checkpoints WHERE seq = ?", (seq,)).fetchone()
-    entries = json.loads(book).get(BOOK_KEY, {})
-    return tuple(Warming(str(symbol), int(e["bars_available"]), int(e["bars_needed"]))
-                 for symbol, e in sorted(entries.items()))

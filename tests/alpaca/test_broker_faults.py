@@ -11,7 +11,7 @@ from alpaca_server import AlpacaServer
 from alpaca_server.book import START
 from alpaca_server.clients import broker_for, client_for, market_for
 
-from service.broker.alpaca_client import AlpacaHttpError
+from service.alpaca.client import AlpacaHttpError
 from service.types import OrderIntent, OrderStatus, Side
 
 POST = "POST /v2/orders"

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import structlog
 
-from service.broker import alpaca_mapping as m
+from service.alpaca import mapping as m
 from service.types import Bar, OrderOutcome, OrderStatus, Position, Side
 
 

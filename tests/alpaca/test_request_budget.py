@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.broker.request_budget import BURST, MAX_BLOCK_S, RequestBudget
+from service.alpaca.request_budget import BURST, MAX_BLOCK_S, RequestBudget
 
 
 class FakeTime:

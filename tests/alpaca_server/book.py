@@ -14,7 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from service.market.synthetic import SyntheticMarket, SyntheticSettings
+from service.market.synthetic import SyntheticMarket
+from service.settings import SyntheticMarketSettings
 
 Json = dict[str, Any]
 START = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
@@ -81,7 +82,7 @@ class Order:
 class Account:
     cash: float = 100_000.0
     market: SyntheticMarket = field(
-        default_factory=lambda: SyntheticMarket(SyntheticSettings(seed=11, start=START)))
+        default_factory=lambda: SyntheticMarket(SyntheticMarketSettings(seed=11, start=START)))
     market_time: datetime = START
     orders: dict[str, Order] = field(default_factory=dict)  # by client_order_id
     positions: dict[str, list[float]] = field(default_factory=dict)  # symbol: [qty, avg]

@@ -6,10 +6,10 @@ import random
 from datetime import timedelta
 
 from alpaca_server import AlpacaServer
-from service.broker.alpaca import AlpacaBroker
-from service.broker.alpaca_client import AlpacaClient, HttpPolicy
-from service.broker.request_budget import RequestBudget
-from service.market.alpaca import AlpacaMarket
+from service.alpaca.broker import AlpacaBroker
+from service.alpaca.client import AlpacaClient, HttpPolicy
+from service.alpaca.market import AlpacaMarket
+from service.alpaca.request_budget import RequestBudget
 from service.secrets import ApiKeys
 
 FAST = HttpPolicy(timeout_s=0.5, read_attempts=4, backoff_s=0.01, max_backoff_s=0.05)

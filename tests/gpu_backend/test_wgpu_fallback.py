@@ -7,7 +7,7 @@ from structlog.testing import capture_logs
 from wgpu_fixtures import fixture_gpu_device, fixture_wgpu_backend  # noqa: F401 - fixtures
 
 from gpu_backend import select_backend
-from gpu_backend.fallback import FallbackBackend, GpuBackend
+from gpu_backend.fallback import FallbackBackend
 from gpu_backend.numpy_backend import NumpyBackend
 from gpu_backend.wgpu_backend import WgpuBackend
 from gpu_backend.wgpu_device import Device, GpuUnavailableError
@@ -47,9 +47,9 @@ def test_an_injected_device_loss_is_redone_on_numpy_and_logged(gpu_device: Devic
 
 def test_the_gpu_is_retried_after_the_back_off(gpu_device: Device) -> None:
     clock = FakeClock()
-    opened: list[GpuBackend] = []
+    opened: list[WgpuBackend] = []
 
-    def factory() -> GpuBackend:
+    def factory() -> WgpuBackend:
         opened.append(WgpuBackend(gpu_device))
         return opened[-1]
 
@@ -66,7 +66,7 @@ def test_the_gpu_is_retried_after_the_back_off(gpu_device: Device) -> None:
 
 
 def test_a_missing_adapter_falls_back_at_start() -> None:
-    def no_adapter() -> GpuBackend:
+    def no_adapter() -> WgpuBackend:
         raise GpuUnavailableError("no wgpu adapter found")
 
     with capture_logs() as logs:

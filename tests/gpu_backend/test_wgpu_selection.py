@@ -7,8 +7,8 @@ from structlog.testing import capture_logs
 from wgpu_fixtures import fixture_gpu_device, fixture_wgpu_backend  # noqa: F401 - fixtures
 
 from gpu_backend import BatchShape, select_backend
-from gpu_backend.base import Backend
 from gpu_backend.selection import select_auto, time_value_and_grad
+from regime_model.backend import Backend
 from service.settings import ModelSettings
 
 

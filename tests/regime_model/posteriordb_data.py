@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from regime_model.posteriordb import TARGETS, Target
+from regime_model.validation.posteriordb import TARGETS, Target
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "posteriordb"
 

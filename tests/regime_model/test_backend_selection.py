@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 from gpu_backend import NumpyBackend, select_backend
+from regime_model.hmc import host_leapfrog
 from regime_model.posterior import log_density_and_grad
 from regime_model.types import Priors
 
@@ -30,3 +33,15 @@ def test_numpy_backend_delegates_to_the_model_functions() -> None:
     np.testing.assert_array_equal(grad, ref_grad)
     pred = NumpyBackend().hmm_predictive(theta, y, 2)
     assert pred.filtered_last.shape == (3, 2) and (pred.var > 0).all()
+
+
+def test_numpy_trajectory_is_the_host_loop_bit_for_bit() -> None:
+    rng = np.random.default_rng(1)
+    theta, y = 0.3 * rng.normal(size=(4, 6)), rng.normal(size=(4, 30))
+    fn = partial(NumpyBackend().hmm_value_and_grad, y=y, n_states=2, priors=Priors())
+    _, grad = fn(theta)
+    args = (theta, rng.normal(size=(4, 6)), grad, np.full(4, 0.05), np.ones((4, 6)))
+    steps = np.array([1, 3, 2, 4])
+    out = NumpyBackend().leapfrog(*args, steps, y, 2, Priors())
+    for a, b in zip(out, host_leapfrog(fn, *args, steps), strict=True):
+        np.testing.assert_array_equal(a, b)

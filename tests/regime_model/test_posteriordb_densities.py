@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from regime_model.hmm import log_likelihood
-from regime_model.posteriordb import TARGETS, ark, arma11, garch11, recurrence
+from regime_model.validation.posteriordb import TARGETS, ark, arma11, garch11, recurrence
 from tests.regime_model.posteriordb_data import data_block, reference, target
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from regime_model.posteriordb.check import compare, run
 from regime_model.sampler import SamplerConfig
+from regime_model.validation.posteriordb.check import compare, run
 from tests.regime_model.posteriordb_data import reference, target
 
 CHAINS, WARMUP, DRAWS = 4, 1000, 1000

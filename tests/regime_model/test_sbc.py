@@ -9,8 +9,8 @@ import pytest
 
 from regime_model.params import n_params
 from regime_model.sampler import SamplerConfig
-from regime_model.sbc import calibrate, chi_square_uniformity, prior_draws, ranks
 from regime_model.types import Priors
+from regime_model.validation.sbc import calibrate, chi_square_uniformity, prior_draws, ranks
 
 FAMILY_LEVEL = 0.01
 

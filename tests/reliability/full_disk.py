@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from service.chaos import worker_process
+from service.bench.chaos import worker_process
 
 
 def main(config: Path, mountpoint: Path, out: Path, size: str, stop_at: int) -> None:

@@ -1,6 +1,6 @@
 """Kill it anywhere, lose nothing, duplicate nothing: workers SIGKILLed at random fault
 points, restarted each time, end exactly where an uninterrupted run over the same bars
-ends (service.chaos)."""
+ends (service.bench.chaos)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service.chaos import CHAOS_POINTS, draw_fault, run_chaos
+from service.bench.chaos import CHAOS_POINTS, draw_fault, run_chaos
 
 
 def test_the_kill_points_are_reproducible_from_the_seed() -> None:

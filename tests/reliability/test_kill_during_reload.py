@@ -7,7 +7,7 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
-from service.daemon_harness import DaemonProcess
+from service.bench.daemon_harness import DaemonProcess
 
 
 def test_a_worker_killed_while_it_takes_a_new_configuration_comes_back_on_the_new_one(

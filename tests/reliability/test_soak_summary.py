@@ -1,11 +1,11 @@
-"""The soak's verdict (service.soak.summarise): growth is measured after warm-up, per
+"""The soak's verdict (service.bench.soak.summarise): growth is measured after warm-up, per
 process, against the pass mark."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from service.soak import summarise
+from service.bench.soak import summarise
 
 
 def _sample(minute: int, rss: int, fds: int, state: int) -> dict[str, Any]:

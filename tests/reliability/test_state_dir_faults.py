@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from service.chaos import SETTINGS
-from service.daemon_harness import DaemonProcess, write_config
+from service.bench.chaos import SETTINGS
+from service.bench.daemon_harness import DaemonProcess, write_config
 from service.exit_codes import EX_CONFIG, EX_OK, EX_TEMPFAIL
 
 HERE = Path(__file__).resolve().parent
@@ -80,7 +80,7 @@ def test_a_state_dir_the_worker_may_not_write_exits_75_with_eacces(open_folder: 
     state.mkdir(mode=0o755)  # root's: nobody may not create files in it
     done = subprocess.run(
         ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-         sys.executable, "-m", "service.chaos", "worker", str(config), str(state), "alpha",
+         sys.executable, "-m", "service.bench.chaos", "worker", str(config), str(state), "alpha",
          "2"],
         capture_output=True, text=True, timeout=300, cwd=REPO,
         env={**os.environ, "HOME": str(open_folder)},

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from service.chaos import SETTINGS, final_state, run_worker_process, worker_process
-from service.daemon_harness import DaemonProcess, write_config
+from service.bench.chaos import SETTINGS, final_state, run_worker_process, worker_process
+from service.bench.daemon_harness import DaemonProcess, write_config
 from service.exit_codes import EX_CONFIG
 from service.state.sqlite_open import open_sqlite
 

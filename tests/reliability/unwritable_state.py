@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from service.chaos import worker_process
+from service.bench.chaos import worker_process
 from service.state.store import StateStore
 
 

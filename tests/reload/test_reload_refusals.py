@@ -8,8 +8,8 @@ from pathlib import Path
 from structlog.testing import capture_logs
 from test_hot_reload import BASE, DEEP, SETTINGS, WITH_DIA
 
+from service.bench.daemon_harness import write_config
 from service.config_loader import load_config
-from service.daemon_harness import write_config
 from service.reload.reloader import InstrumentsReloader
 from service.supervisor.supervisor import Supervisor
 

@@ -14,8 +14,9 @@ from conftest import FAST_INSTRUMENTS, FAST_SETTINGS
 from gpu_backend import select_backend
 from service.config_loader import load_config
 from service.market.bar_checks import MAX_PRICE, MAX_VOLUME, CheckedFeed, bar_problem
-from service.market.csv_replay import CsvMarket, CsvSettings
-from service.market.synthetic import SyntheticMarket, SyntheticSettings
+from service.market.csv_replay import CsvMarket
+from service.market.synthetic import SyntheticMarket
+from service.settings import CsvMarketSettings, SyntheticMarketSettings
 from service.state.store import StateStore
 from service.types import Bar
 from service.worker import assembly
@@ -62,7 +63,7 @@ def test_a_csv_row_with_a_price_of_1e300_is_skipped(tmp_path: Path) -> None:
         f"time,open,high,low,close,volume\n{stamp},1e300,1e300,1e300,1e300,1\n"
         f"{(T + timedelta(minutes=1)).isoformat()},100,101,99,100,1\n")
     with structlog.testing.capture_logs() as logs:
-        feed = CsvMarket(CsvSettings(directory=tmp_path, interval=timedelta(minutes=1)))
+        feed = CsvMarket(CsvMarketSettings(directory=tmp_path), timedelta(minutes=1))
         bars = feed.history(["SPY"], T + timedelta(hours=1), 10)["SPY"]
     assert [b.close for b in bars] == [100.0]
     [skip] = [e for e in logs if e["event"] == "market.row_skipped"]
@@ -70,7 +71,9 @@ def test_a_csv_row_with_a_price_of_1e300_is_skipped(tmp_path: Path) -> None:
 
 
 def test_a_feed_producing_bad_bars_is_screened_and_each_is_logged_once() -> None:
-    wild = SyntheticMarket(SyntheticSettings(calm_vol=80.0, turbulent_vol=80.0, start=T))
+    # Past the settings' bounds on purpose (model_construct skips them): bars bar_checks refuses.
+    wild = SyntheticMarket(SyntheticMarketSettings.model_construct(
+        calm_vol=80.0, turbulent_vol=80.0, start=T))
     feed = CheckedFeed(wild)
     end = T + timedelta(minutes=200)
     with structlog.testing.capture_logs() as logs:
@@ -109,5 +112,5 @@ def test_the_trader_counts_rejected_bars_in_the_update_event(tmp_path: Path) -> 
     counts = [e["bars_rejected"] for e in logs  # a skipped update (no usable bar) counts too
               if e["event"] in ("update.completed", "update.skipped")]
     assert rejected and sum(counts) == len(rejected)
-    for state in trader.book.instruments.values():
+    for state in trader.model_state.instruments.values():
         assert state.last_close is None or 0 < state.last_close < MAX_PRICE

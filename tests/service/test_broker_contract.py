@@ -15,7 +15,8 @@ from alpaca_server.clients import broker_for
 
 from service.broker.base import Broker
 from service.broker.sim import SimBroker
-from service.market.synthetic import SyntheticMarket, SyntheticSettings
+from service.market.synthetic import SyntheticMarket
+from service.settings import SyntheticMarketSettings
 from service.types import OrderIntent, OrderStatus, Side
 
 MINUTE = timedelta(minutes=1)
@@ -30,7 +31,7 @@ class Rig:
 
 def sim_rig(tmp_path: Path) -> Iterator[Rig]:
     now = [T0]
-    market = SyntheticMarket(SyntheticSettings(seed=11, start=START))
+    market = SyntheticMarket(SyntheticMarketSettings(seed=11, start=START))
     broker = SimBroker(tmp_path / "broker.sqlite", market, lambda: now[0])
     yield Rig(broker, lambda t: now.__setitem__(0, t))
     broker.close()

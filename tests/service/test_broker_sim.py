@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from service.broker.sim import SimBroker, next_position
-from service.market.synthetic import SyntheticMarket, SyntheticSettings
+from service.market.synthetic import SyntheticMarket
+from service.settings import SyntheticMarketSettings
 from service.types import OrderIntent, OrderStatus, Position, Side
 
-SETTINGS = SyntheticSettings(seed=3)
+SETTINGS = SyntheticMarketSettings(seed=3)
 MARKET = SyntheticMarket(SETTINGS)
-MINUTE = SETTINGS.interval
+MINUTE = MARKET.bar_interval
 
 
 def at(n: int) -> datetime:
@@ -229,10 +230,11 @@ def test_the_account_survives_a_worker_killed_without_closing(
         import os
         from datetime import datetime
         from service.broker.sim import SimBroker
-        from service.market.synthetic import SyntheticMarket, SyntheticSettings
+        from service.market.synthetic import SyntheticMarket
+        from service.settings import SyntheticMarketSettings
         from service.types import OrderIntent, Side
         now = datetime.fromisoformat({at(100).isoformat()!r})
-        broker = SimBroker({str(path)!r}, SyntheticMarket(SyntheticSettings(seed=3)),
+        broker = SimBroker({str(path)!r}, SyntheticMarket(SyntheticMarketSettings(seed=3)),
                            lambda: now)
         broker.submit(OrderIntent("o-1", "SPY", Side.BUY, 7))
         os._exit(9)

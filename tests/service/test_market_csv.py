@@ -12,7 +12,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from service.market.base import MarketDataError
-from service.market.csv_replay import CsvMarket, CsvSettings, parse_time
+from service.market.csv_replay import CsvMarket, parse_time
+from service.settings import CsvMarketSettings
 
 MINUTE = timedelta(minutes=1)
 HEADER = "time,open,high,low,close,volume"
@@ -33,7 +34,7 @@ def write(tmp_path: Path, symbol: str, *lines: str) -> Path:
 
 
 def market(tmp_path: Path, **overrides: Any) -> CsvMarket:
-    return CsvMarket(CsvSettings(directory=tmp_path, interval=MINUTE, **overrides))
+    return CsvMarket(CsvMarketSettings(directory=tmp_path, **overrides), MINUTE)
 
 
 def skipped(logs: list[MutableMapping[str, Any]]) -> list[tuple[int, str]]:
@@ -168,7 +169,7 @@ def test_custom_column_names_and_naive_utc_timestamps(tmp_path: Path) -> None:
 def test_daily_bars_with_plain_dates_are_utc_midnight(tmp_path: Path) -> None:
     write(tmp_path, "SPY", HEADER, "2024-03-01,1,2,1,2,5", "2024-03-04,2,3,2,3,5")
     with capture_logs() as logs:
-        feed = CsvMarket(CsvSettings(directory=tmp_path, interval=timedelta(days=1)))
+        feed = CsvMarket(CsvMarketSettings(directory=tmp_path), timedelta(days=1))
         times = [b.time for b in feed.history(["SPY"], datetime(2024, 3, 9, tzinfo=UTC), 9)["SPY"]]
     assert times == [datetime(2024, 3, 1, tzinfo=UTC), datetime(2024, 3, 4, tzinfo=UTC)]
     assert [e["missing_bars"] for e in logs if e["event"] == "market.gap"] == [2]
@@ -191,6 +192,6 @@ def test_timestamps_with_a_timezone_or_plain_dates_are_read_as_utc(
     assert parsed == expected and parsed.tzinfo is UTC
 
 
-def test_settings_refuse_a_non_positive_interval(tmp_path: Path) -> None:
+def test_the_feed_refuses_a_non_positive_interval(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="interval must be positive"):
-        CsvSettings(directory=tmp_path, interval=timedelta(0))
+        CsvMarket(CsvMarketSettings(directory=tmp_path), timedelta(0))

@@ -12,7 +12,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from service.market.base import UnusableDataError
-from service.market.csv_replay import CsvMarket, CsvSettings
+from service.market.csv_replay import CsvMarket
+from service.settings import CsvMarketSettings
 
 MINUTE = timedelta(minutes=1)
 HEADER = b"time,open,high,low,close,volume"
@@ -29,7 +30,7 @@ ROWS = b"\n".join(row(m) for m in range(5))
 def refusal(tmp_path: Path, content: bytes) -> UnusableDataError:
     (tmp_path / "SPY.csv").write_bytes(content)
     with capture_logs(), pytest.raises(UnusableDataError) as caught:
-        CsvMarket(CsvSettings(directory=tmp_path, interval=MINUTE)).preload(["SPY"])
+        CsvMarket(CsvMarketSettings(directory=tmp_path), MINUTE).preload(["SPY"])
     error = caught.value
     assert error.file == str(tmp_path / "SPY.csv") and str(error).startswith(error.file)
     return error
@@ -37,7 +38,7 @@ def refusal(tmp_path: Path, content: bytes) -> UnusableDataError:
 
 def served(tmp_path: Path, content: bytes) -> int:
     (tmp_path / "SPY.csv").write_bytes(content)
-    feed = CsvMarket(CsvSettings(directory=tmp_path, interval=MINUTE))
+    feed = CsvMarket(CsvMarketSettings(directory=tmp_path), MINUTE)
     return len(feed.history(["SPY"], datetime(2024, 3, 2, tzinfo=UTC), 100)["SPY"])
 
 
@@ -133,15 +134,15 @@ def test_crlf_cr_and_a_utf8_bom_are_read(tmp_path: Path, content: bytes) -> None
 def test_a_directory_given_as_the_csv_is_refused(tmp_path: Path) -> None:
     (tmp_path / "SPY.csv").mkdir()
     with pytest.raises(UnusableDataError, match=r"SPY\.csv: is a directory"):
-        CsvMarket(CsvSettings(directory=tmp_path, interval=MINUTE)).preload(["SPY"])
+        CsvMarket(CsvMarketSettings(directory=tmp_path), MINUTE).preload(["SPY"])
 
 
 def test_a_fifo_given_as_the_csv_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "SPY.csv")  # nobody writes to it: opening it to read would block
     with pytest.raises(UnusableDataError, match=r"SPY\.csv: not a regular file"):
-        CsvMarket(CsvSettings(directory=tmp_path, interval=MINUTE)).preload(["SPY"])
+        CsvMarket(CsvMarketSettings(directory=tmp_path), MINUTE).preload(["SPY"])
 
 
 def test_a_missing_file_is_unusable_data(tmp_path: Path) -> None:
     with pytest.raises(UnusableDataError, match=r"NOPE\.csv: no such file"):
-        CsvMarket(CsvSettings(directory=tmp_path, interval=MINUTE)).preload(["NOPE"])
+        CsvMarket(CsvMarketSettings(directory=tmp_path), MINUTE).preload(["NOPE"])

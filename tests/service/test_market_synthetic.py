@@ -13,13 +13,13 @@ from service.market.base import MarketDataError
 from service.market.synthetic import (
     CHUNK,
     SyntheticMarket,
-    SyntheticSettings,
     _stream_key,
     _uniform,
 )
+from service.settings import SyntheticMarketSettings
 from service.types import Bar
 
-SETTINGS = SyntheticSettings(seed=7)
+SETTINGS = SyntheticMarketSettings(seed=7)
 START = SETTINGS.start
 MINUTE = timedelta(minutes=1)
 
@@ -92,7 +92,7 @@ def test_bars_are_consistent_ohlcv_and_open_at_the_previous_close() -> None:
 def test_symbols_and_seeds_give_different_paths() -> None:
     market = SyntheticMarket(SETTINGS)
     got = market.history(["SPY", "QQQ"], at(500), 100)
-    other_seed = SyntheticMarket(SyntheticSettings(seed=8)).history(["SPY"], at(500), 100)
+    other_seed = SyntheticMarket(SyntheticMarketSettings(seed=8)).history(["SPY"], at(500), 100)
     assert not np.allclose(closes(got["SPY"]), closes(got["QQQ"]))
     assert not np.allclose(closes(got["SPY"]), closes(other_seed["SPY"]))
 
@@ -152,10 +152,10 @@ def test_feed_is_unbounded_and_refuses_naive_times() -> None:
 
 
 def test_settings_name_the_bad_value() -> None:
-    with pytest.raises(ValueError, match=r"SyntheticSettings.p_turbulent=1.5"):
-        SyntheticSettings(p_turbulent=1.5)
-    with pytest.raises(ValueError, match="naive datetime"):
-        SyntheticSettings(start=datetime(2024, 1, 1))  # noqa: DTZ001
+    with pytest.raises(ValueError, match=r"p_turbulent\n.*less than 1"):
+        SyntheticMarketSettings(p_turbulent=1.5)
+    with pytest.raises(ValueError, match="timestamps need a timezone"):
+        SyntheticMarketSettings(start=datetime(2024, 1, 1))  # noqa: DTZ001
 
 
 def splitmix64_reference(key: int, counter: int) -> float:
@@ -182,5 +182,5 @@ def test_the_vectorised_counter_generator_matches_a_plain_integer_reference() ->
      ("turbulent_drift", float("-inf")), ("base_volume", float("inf")), ("base_volume", 1e300)],
 )
 def test_settings_refuse_implausible_or_non_finite_values(field: str, value: float) -> None:
-    with pytest.raises(ValueError, match=rf"SyntheticSettings.{field}="):
-        SyntheticSettings(**{field: value})
+    with pytest.raises(ValueError, match=rf"{field}\n"):
+        SyntheticMarketSettings(**{field: value})

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import structlog
 
+from service.bench.chaos import SETTINGS, run_worker_process
+from service.bench.daemon_harness import write_config
 from service.broker.sim import SimBroker
-from service.chaos import SETTINGS, run_worker_process
-from service.daemon_harness import write_config
-from service.market.synthetic import SyntheticMarket, SyntheticSettings
+from service.market.synthetic import SyntheticMarket
+from service.settings import SyntheticMarketSettings
 from service.state.order_ids import OrderIds
 from service.state.store import StateStore
 from service.strategy import client_order_id
@@ -21,8 +22,8 @@ from service.worker.assembly import sim_broker_path, state_path
 from service.worker.reconcile import Reconciler
 
 OLD_SCHEMA = (Path(__file__).parent.parent / "data" / "state_schema_v1.sql").read_text()
-MARKET = SyntheticSettings(seed=3)
-T0 = MARKET.start + 200 * MARKET.interval
+MARKET = SyntheticMarketSettings(seed=3)
+T0 = MARKET.start + 200 * SyntheticMarket(MARKET).bar_interval
 
 
 def _ids(path: Path, account: str = "alpha") -> OrderIds:
@@ -91,7 +92,7 @@ def test_after_a_reset_orders_of_the_old_epoch_are_foreign_cancelled_and_adopted
     broker = SimBroker(tmp_path / "b.sqlite", SyntheticMarket(MARKET), lambda: now[0])
     old = _ids(tmp_path / "alpha.sqlite")
     broker.submit(OrderIntent(client_order_id(old.tag, 5, "SPY"), "SPY", Side.BUY, 3))
-    now[0] = T0 + MARKET.interval  # that one fills
+    now[0] = T0 + SyntheticMarket(MARKET).bar_interval  # that one fills
     working = client_order_id(old.tag, 9, "SPY")
     broker.submit(OrderIntent(working, "SPY", Side.BUY, 2))
     (tmp_path / "alpha.sqlite").rename(tmp_path / "alpha.sqlite.corrupt")

@@ -9,13 +9,14 @@ from pathlib import Path
 import structlog
 
 from service.broker.sim import SimBroker
-from service.market.synthetic import SyntheticMarket, SyntheticSettings
+from service.market.synthetic import SyntheticMarket
+from service.settings import SyntheticMarketSettings
 from service.state.store import StateStore
 from service.types import OrderIntent, OrderStatus, Side
 from service.worker.reconcile import Reconciler
 
-SETTINGS = SyntheticSettings(seed=3)
-T0 = SETTINGS.start + 200 * SETTINGS.interval
+SETTINGS = SyntheticMarketSettings(seed=3)
+T0 = SETTINGS.start + 200 * SyntheticMarket(SETTINGS).bar_interval
 
 
 def rig(tmp_path: Path) -> tuple[SimBroker, StateStore, list]:

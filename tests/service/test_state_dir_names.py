@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from service.bench.chaos import SETTINGS, worker_process
+from service.bench.daemon_harness import write_config
 from service.broker.sim import SimBroker
-from service.chaos import SETTINGS, worker_process
-from service.daemon_harness import write_config
 from service.exit_codes import EX_CONFIG
-from service.market.synthetic import SyntheticMarket, SyntheticSettings
+from service.market.synthetic import SyntheticMarket
+from service.settings import SyntheticMarketSettings
 from service.state.reader import last_seq
+from service.state.status_reads import read_snapshot
 from service.state.store import Checkpoint, StateStore, UnusableStateError
-from service.status import read_snapshot
 from service.types import OrderIntent, Side
 from service.worker.assembly import sim_broker_path, state_path
 
@@ -64,9 +65,9 @@ def test_each_account_opens_its_own_database_whatever_the_directory_is_called(
 def test_each_simulated_broker_book_is_its_own_file(tmp_path: Path, name: str) -> None:
     state = tmp_path / name
     state.mkdir()
-    market_settings = SyntheticSettings(seed=3)
+    market_settings = SyntheticMarketSettings(seed=3)
     market = SyntheticMarket(market_settings)
-    now = market_settings.start + 200 * market_settings.interval
+    now = market_settings.start + 200 * market.bar_interval
     alpha = SimBroker(sim_broker_path(state, "alpha"), market, lambda: now)
     beta = SimBroker(sim_broker_path(state, "beta"), market, lambda: now)
     alpha.submit(OrderIntent("rt-alpha-1-SPY", "SPY", Side.BUY, 1.0))

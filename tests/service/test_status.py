@@ -1,4 +1,4 @@
-"""`status`: each account's last checkpoint, positions and health, read without writing."""
+"""`status`: each account's last checkpoint, targets and health, read without writing."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def touch(database: Path, when: datetime) -> None:
             os.utime(path, (when.timestamp(), when.timestamp()))
 
 
-def test_a_fresh_checkpoint_is_ok_with_its_figures_and_positions(
+def test_a_fresh_checkpoint_is_ok_with_its_figures_and_targets(
     tmp_path: Path, config: LoadedConfig
 ) -> None:
     touch(write_alpha(tmp_path, config.config_hash), WRITTEN)
@@ -102,7 +102,7 @@ def test_a_fresh_checkpoint_is_ok_with_its_figures_and_positions(
                                                       40_000.0)
     assert (s.backend, s.adapter, s.numerics, s.config_hash) == (
         "wgpu", "llvmpipe", "float32", config.config_hash)
-    assert [(p.symbol, p.target_qty, p.regime, p.p_turbulent) for p in s.positions] == [
+    assert [(p.symbol, p.target_qty, p.regime, p.p_turbulent) for p in s.targets] == [
         ("QQQ", 3.0, 0, 0.2), ("SPY", 7.0, 1, 0.81)]
 
 
@@ -216,7 +216,7 @@ def test_json_output_reports_every_account_and_exits_non_zero_unless_all_ok(
         ("alpha", "ok"), ("beta", "no-state")]
     alpha = data["accounts"][0]
     assert alpha["snapshot"]["bar_time"] == "2026-01-05T14:32:00+00:00"
-    assert alpha["snapshot"]["positions"][1] == {
+    assert alpha["snapshot"]["targets"][1] == {
         "symbol": "SPY", "target_qty": 7.0, "regime": 1, "p_turbulent": 0.81}
     assert data["config_hash"] == config.config_hash and data["state_dir"] == str(tmp_path)
 
@@ -233,7 +233,7 @@ def test_the_exit_code_is_zero_when_every_account_is_ok(
     assert run_status(config, tmp_path, True, io.StringIO(), now=WRITTEN) == 0
 
 
-def test_the_text_output_aligns_columns_and_lists_positions(
+def test_the_text_output_aligns_columns_and_lists_targets(
     tmp_path: Path, config: LoadedConfig
 ) -> None:
     touch(write_alpha(tmp_path, "another-config"), WRITTEN)
@@ -246,7 +246,7 @@ def test_the_text_output_aligns_columns_and_lists_positions(
                           ("BACKEND", "wgpu/llvmpipe/float32")]:
         assert alpha.index(value, header.index(column)) == header.index(column)
     assert beta.index("no-state") == header.index("HEALTH")
-    assert "alpha: positions at seq 2  (checkpoint written under another config)" in lines
+    assert "alpha: targets at seq 2  (checkpoint written under another config)" in lines
     assert any(line.split() == ["SPY", "7", "1", "0.810"] for line in lines)
     assert f"beta: no state yet at {tmp_path / 'beta.sqlite'}" in lines
 

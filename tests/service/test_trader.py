@@ -63,7 +63,7 @@ def test_a_late_update_takes_every_bar_that_arrived_meanwhile(tmp_path: Path) ->
         rig.update(5)  # bars 1-5 arrived while we were busy
     [done] = [e for e in logs if e["event"] == "update.completed"]
     assert done["new_bars"] == 5 * 3  # five bars for each of three symbols
-    state = rig.trader.book.instruments["SPY"]
+    state = rig.trader.model_state.instruments["SPY"]
     assert state.last_bar_time == rig.bar(5) and state.returns.size == 128
     rig.close()
 
@@ -75,7 +75,7 @@ def test_rotation_slices_update_in_turn_and_none_is_starved(tmp_path: Path) -> N
         for n in range(3):
             rig.update(n)
     assert [e["instruments"] for e in logs if e["event"] == "update.completed"] == [2, 2, 2]
-    last_bars = {s: st.last_bar_time for s, st in rig.trader.book.instruments.items()}
+    last_bars = {s: st.last_bar_time for s, st in rig.trader.model_state.instruments.items()}
     # SPY, QQQ at bar 0; IWM, SPY at bar 1; QQQ, IWM at bar 2: each came round twice
     assert last_bars == {"SPY": rig.bar(1), "QQQ": rig.bar(2), "IWM": rig.bar(2)}
     rig.close()
@@ -87,14 +87,14 @@ def test_a_resumed_trader_continues_from_its_checkpoint(tmp_path: Path) -> None:
     rig.trader.resume()
     for n in range(3):
         rig.update(n)
-    before = {s: st.returns.copy() for s, st in rig.trader.book.instruments.items()}
+    before = {s: st.returns.copy() for s, st in rig.trader.model_state.instruments.items()}
     rig.close()
 
     again = Rig(config, state)
     assert again.trader.resume() == 3
     assert again.trader.last_bar_time == again.bar(2)
     for symbol, returns in before.items():
-        assert (again.trader.book.instruments[symbol].returns == returns).all()
+        assert (again.trader.model_state.instruments[symbol].returns == returns).all()
     again.update(3)
     assert again.store.checkpoint_seqs() == [1, 2, 3, 4]
     again.close()
@@ -188,7 +188,7 @@ def test_a_removed_instrument_is_sold_then_forgotten_and_an_added_one_starts_col
     sells = [i for i in rig.store.intents() if i[1] == symbol and i[2] == "sell"]
     assert sells and sells[-1][3] == qty, "the whole position is sold"
     assert symbol not in held(rig)
-    assert symbol not in rig.trader.book.instruments
+    assert symbol not in rig.trader.model_state.instruments
     assert any(e["event"] == "instruments.retired" and symbol in e["symbols"] for e in logs)
-    assert rig.trader.book.instruments["DIA"].returns.size == 128  # history fetched
+    assert rig.trader.model_state.instruments["DIA"].returns.size == 128  # history fetched
     rig.close()

@@ -9,7 +9,7 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
-from service.daemon_harness import DaemonProcess
+from service.bench.daemon_harness import DaemonProcess
 from service.exit_codes import EX_OK, EX_TEMPFAIL
 
 

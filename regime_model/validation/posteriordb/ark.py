@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from regime_model.posteriordb.target import Target
-from regime_model.posteriordb.transforms import LOG_2PI, half_cauchy_log_sigma
 from regime_model.types import FloatArray, LogDensityFn
+from regime_model.validation.posteriordb.target import Target
+from regime_model.validation.posteriordb.transforms import LOG_2PI, half_cauchy_log_sigma
 
 COEF_SCALE, SIGMA_SCALE = 10.0, 2.5
 

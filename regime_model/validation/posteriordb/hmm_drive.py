@@ -12,10 +12,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from regime_model.posteriordb.hmm_core import hmm_terms, simplex_rows
-from regime_model.posteriordb.target import Target
-from regime_model.posteriordb.transforms import LOG_2PI, Ordered2, normal_lpdf, ordered2
 from regime_model.types import FloatArray, LogDensityFn
+from regime_model.validation.posteriordb.hmm_core import hmm_terms, simplex_rows
+from regime_model.validation.posteriordb.target import Target
+from regime_model.validation.posteriordb.transforms import LOG_2PI, Ordered2, normal_lpdf, ordered2
 
 DIM = 6
 PRIOR_LOC = np.array([0.0, 3.0])

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from regime_model.posteriordb.hmm_core import hmm_terms, simplex_rows
-from regime_model.posteriordb.target import Target
-from regime_model.posteriordb.transforms import normal_lpdf, ordered2
 from regime_model.types import FloatArray, LogDensityFn
+from regime_model.validation.posteriordb.hmm_core import hmm_terms, simplex_rows
+from regime_model.validation.posteriordb.target import Target
+from regime_model.validation.posteriordb.transforms import normal_lpdf, ordered2
 
 DIM = 4
 PRIOR_LOC = (3.0, 10.0)

@@ -2,7 +2,7 @@
 
 Written as one CSV per host and date (`ops-<host>-<YYYY-MM-DD>.csv`) so the crossover where
 the GPU starts to win is a measured number on each machine. Run it as
-`python -m gpu_backend.op_sweep [--out DIR]` or through `regime-trader bench --ops`.
+`python -m gpu_backend.bench.ops [--out DIR]` or through `regime-trader bench --ops`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from gpu_backend.base import Backend
 from gpu_backend.selection import BatchShape, probe_inputs
+from regime_model.backend import Backend
 from regime_model.types import Priors
 
 LANES = (1, 3, 10, 30, 100, 300, 1000, 2000, 5000, 10_000)

@@ -1,6 +1,6 @@
 """Measure supervision on the real daemon: SIGKILL to the replacement's first update, and
 the supervisor's CPU use while its workers idle. Driven by `regime-trader bench
---supervision`."""
+supervision`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from service.daemon_harness import (
+from service.bench.daemon_harness import (
     TWO_ACCOUNT_INSTRUMENTS,
     DaemonProcess,
     Event,

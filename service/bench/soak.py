@@ -1,6 +1,6 @@
 """The soak: the embedded default on a fast clock for a long run, sampled every minute.
 
-Driven by `regime-trader bench --soak MINUTES --json PATH`. Every sample records, per
+Driven by `regime-trader prove soak --minutes M --json PATH`. Every sample records, per
 process (the supervisor and each account's worker), the resident set size and the number
 of open file descriptors (/proc, Linux); the size of the state folder (databases, WAL and
 the simulated broker's books); and, from the `update.completed` events of the sample's
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"  # the repository root config/
 RSS_GROWTH_LIMIT = 0.05
 
 

@@ -7,7 +7,7 @@ alpaca-py sets no HTTP timeout and retries every method, POST /orders included, 
   account's shared `RequestBudget` (which also honours X-Ratelimit-Reset);
 - alpaca-py's own retries are switched off, so a POST is sent exactly once per call;
 - reads get our own bounded retries with jittered exponential backoff;
-- answers stay raw JSON (`raw_data=True`): `alpaca_mapping` reads only the fields we use,
+- answers stay raw JSON (`raw_data=True`): `service.alpaca.mapping` reads only the fields we use,
   so a field Alpaca adds or drops (the PDT fields in 2026) cannot break parsing.
 
 Failures come out as `AlpacaHttpError` (an HTTP answer; `AlpacaAuthError` when the keys
@@ -38,8 +38,8 @@ from alpaca.trading.client import TradingClient
 from alpaca.trading.enums import OrderSide, QueryOrderStatus, TimeInForce
 from alpaca.trading.requests import GetOrdersRequest, MarketOrderRequest
 
+from service.alpaca.request_budget import RequestBudget
 from service.broker.base import BrokerAuthError, BrokerError
-from service.broker.request_budget import RequestBudget
 from service.redaction import scrub
 from service.secrets import ApiKeys
 

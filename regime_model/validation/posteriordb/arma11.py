@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from regime_model.posteriordb import recurrence
-from regime_model.posteriordb.target import Target
-from regime_model.posteriordb.transforms import LOG_2PI, half_cauchy_log_sigma
 from regime_model.types import FloatArray, LogDensityFn
+from regime_model.validation.posteriordb import recurrence
+from regime_model.validation.posteriordb.target import Target
+from regime_model.validation.posteriordb.transforms import LOG_2PI, half_cauchy_log_sigma
 
 DIM = 4
 MU_SCALE, COEF_SCALE, SIGMA_SCALE = 10.0, 2.0, 2.5

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from service.broker.alpaca_client import AlpacaClient
-from service.broker.alpaca_mapping import Json, bar_from_alpaca, interval_to_timeframe
+from service.alpaca.client import AlpacaClient
+from service.alpaca.mapping import Json, bar_from_alpaca, interval_to_timeframe
 from service.broker.base import BrokerError
 from service.market.base import MarketDataError
 from service.types import Bar, Symbol, utc

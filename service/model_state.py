@@ -1,7 +1,7 @@
-"""What a worker knows about each instrument between updates, and its checkpoint form.
+"""What a worker knows about each instrument between updates: the model's inputs and
+carries, the strategy's last decision, and where the rotation starts next.
 
-The numeric part (return windows, sampler carries) becomes the model-state blob; the
-rest (last bar, decision, regime, rotation cursor) becomes the checkpoint's JSON book.
+Its checkpoint form (a model-state blob and a JSON book) is service.state.checkpoint_codec's.
 """
 
 from __future__ import annotations
@@ -9,12 +9,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
 from regime_model.update import InstrumentCarry
-from service.state.codec import decode_arrays, encode_arrays
 from service.strategy import Decision, id_symbol_part, order_id_symbol
 from service.types import Bar, BrokerSnapshot, Symbol
 
@@ -49,9 +47,11 @@ class InstrumentState:
 
 
 @dataclass
-class Book:
+class ModelState:
+    """One account's model and strategy state: per instrument, and the rotation's place."""
+
     instruments: dict[Symbol, InstrumentState]
-    cursor: int = 0
+    rotation_start: int = 0  # index of the first symbol of the next batch (rotation.py)
 
     def ensure(self, symbols: tuple[Symbol, ...]) -> None:
         for symbol in symbols:
@@ -60,7 +60,7 @@ class Book:
     def sync_rotation(
         self, symbols: tuple[Symbol, ...], on_removal: str
     ) -> tuple[list[Symbol], list[Symbol]]:
-        """Make the book match the rotation: new symbols start cold; a symbol no longer in
+        """Make the state match the rotation: new symbols start cold; a symbol no longer in
         it is closed out ("close": retiring until flat) or forgotten ("keep").
         Returns (added, removed)."""
         wanted = set(symbols)
@@ -87,64 +87,3 @@ class Book:
         for symbol in flat:
             del self.instruments[symbol]
         return flat
-
-
-def encode_book(book: Book) -> tuple[bytes, dict[str, Any]]:
-    arrays: dict[str, np.ndarray] = {}
-    meta: dict[str, Any] = {"cursor": book.cursor, "instruments": {}}
-    for symbol, state in sorted(book.instruments.items()):
-        arrays[f"{symbol}/returns"] = state.returns
-        if state.carry is not None:
-            for name, value in state.carry._asdict().items():
-                arrays[f"{symbol}/carry/{name}"] = value
-        meta["instruments"][symbol] = _state_meta(state)
-    return encode_arrays(arrays), meta
-
-
-def decode_book(blob: bytes, meta: dict[str, Any]) -> Book:
-    arrays = decode_arrays(blob)
-    instruments = {
-        symbol: _state_from(symbol, arrays, entry) for symbol, entry in meta["instruments"].items()
-    }
-    return Book(instruments=instruments, cursor=int(meta["cursor"]))
-
-
-def _state_meta(state: InstrumentState) -> dict[str, Any]:
-    decision = state.decision
-    return {
-        "last_bar_time": state.last_bar_time.isoformat() if state.last_bar_time else None,
-        "last_close": state.last_close,
-        "regime": state.regime,
-        "retiring": state.retiring,
-        "decision": None
-        if decision is None
-        else {
-            "invested": decision.invested,
-            "target_weight": decision.target_weight,
-            "target_qty": decision.target_qty,
-        },
-    }
-
-
-def _state_from(
-    symbol: Symbol, arrays: dict[str, np.ndarray], entry: dict[str, Any]
-) -> InstrumentState:
-    carry_fields = InstrumentCarry._fields
-    has_carry = all(f"{symbol}/carry/{name}" in arrays for name in carry_fields)
-    carry = (
-        InstrumentCarry(*(arrays[f"{symbol}/carry/{name}"] for name in carry_fields))
-        if has_carry
-        else None
-    )
-    decision = entry["decision"]
-    last = entry["last_bar_time"]
-    return InstrumentState(
-        symbol=symbol,
-        returns=arrays[f"{symbol}/returns"],
-        last_bar_time=datetime.fromisoformat(last) if last else None,
-        last_close=entry["last_close"],
-        carry=carry,
-        decision=None if decision is None else Decision(symbol, **decision),
-        regime=entry["regime"],
-        retiring=bool(entry.get("retiring", False)),
-    )

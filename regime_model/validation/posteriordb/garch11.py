@@ -13,10 +13,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from regime_model.posteriordb import recurrence
-from regime_model.posteriordb.target import Target
-from regime_model.posteriordb.transforms import LOG_2PI, log_sigmoid, sigmoid
 from regime_model.types import FloatArray, LogDensityFn
+from regime_model.validation.posteriordb import recurrence
+from regime_model.validation.posteriordb.target import Target
+from regime_model.validation.posteriordb.transforms import LOG_2PI, log_sigmoid, sigmoid
 
 DIM = 4
 

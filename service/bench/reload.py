@@ -1,6 +1,6 @@
 """Measure a reload on the real daemon: from an editor-style save (write a temporary
 file, rename it over the instruments file) to `config.applied`. Driven by
-`regime-trader bench --reload`."""
+`regime-trader bench reload`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from service.daemon_harness import DaemonProcess
+from service.bench.daemon_harness import DaemonProcess
 
 SETTINGS = """
 instruments_file = "instruments.toml"

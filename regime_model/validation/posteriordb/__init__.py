@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from regime_model.posteriordb import ark, arma11, garch11, hmm_drive, hmm_example
-from regime_model.posteriordb.target import Target
+from regime_model.validation.posteriordb import ark, arma11, garch11, hmm_drive, hmm_example
+from regime_model.validation.posteriordb.target import Target
 
 __all__ = ["TARGETS", "Target"]
 

@@ -14,8 +14,8 @@ import numpy as np
 
 from regime_model import rng
 from regime_model.diagnostics import convergence
-from regime_model.posteriordb.target import Target
 from regime_model.sampler import LaneStart, SamplerConfig, SampleResult, sample
+from regime_model.validation.posteriordb.target import Target
 
 MAX_Z, SD_RATIO, MAX_RHAT, MIN_ESS = 0.25, (0.9, 1.1), 1.01, 400.0
 INIT_RADIUS = 2.0  # Stan's default: uniform(-2, 2) on every unconstrained coordinate

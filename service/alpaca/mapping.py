@@ -68,7 +68,7 @@ def _unknown_value(field: str, value: str, table: str) -> None:
         return
     _WARNED.add((field, value))
     log.warning("alpaca.unknown_value", field=field, value=value, read_as="unknown",
-                next=f"add it to {table} in service/broker/alpaca_mapping.py")
+                next=f"add it to {table} in service/alpaca/mapping.py")
 
 
 def status_from_alpaca(status: str) -> OrderStatus:

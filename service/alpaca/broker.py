@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 
 import structlog
 
-from service.broker.alpaca_client import AlpacaClient, AlpacaHttpError, AlpacaTransportError
-from service.broker.alpaca_mapping import (
+from service.alpaca.client import AlpacaClient, AlpacaHttpError, AlpacaTransportError
+from service.alpaca.mapping import (
     order_to_outcome,
     side_to_alpaca,
     snapshot_from_alpaca,

@@ -1,8 +1,8 @@
 """The chaos run: kill a worker with SIGKILL at randomly chosen fault points, again and
 again, and prove the end state equals an uninterrupted run over the same bars.
 
-Each account's worker runs as its own process (`python -m service.chaos worker ...`, the
-real `run_worker` on a fast clock, the numpy backend and the simulated broker, whose book
+Each account's worker runs as its own process (`python -m service.bench.chaos worker ...`,
+the real `run_worker` on a fast clock, the numpy backend and the simulated broker, whose book
 lives in its own SQLite file). Every incarnation gets one fault, `kill@POINT:N`, drawn
 from a random generator seeded by (seed, account, incarnation), so a run is reproducible
 from its seed; a fault that is not reached before the target checkpoint simply does not
@@ -12,7 +12,7 @@ fault finishes the run. The reference run is one uninterrupted process per accou
 Crash equivalence compares, per account: the model digest of every checkpoint (byte for
 byte), the final cash and equity, the broker's cash, positions, orders (with their
 client_order_ids, quantities, statuses and fills) and fills, and the intents table.
-Driven by `regime-trader bench --chaos KILLS` and by tests/reliability.
+Driven by `regime-trader prove chaos --kills N` and by tests/reliability.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from service.daemon_harness import two_account_settings, write_config
+from service.bench.daemon_harness import two_account_settings, write_config
 from service.worker.fault_points import FAULTS_ENV, TESTING_ENV
 
 SETTINGS = two_account_settings(level="warning", sections="""
@@ -76,10 +76,10 @@ def worker_process(
 ) -> subprocess.CompletedProcess[str]:
     """One incarnation of the account's worker, run to its end; stdout is its JSON log."""
     env = {**os.environ, TESTING_ENV: "1", FAULTS_ENV: fault or ""}
-    args = [sys.executable, "-m", "service.chaos", "worker", str(config), str(state_dir),
+    args = [sys.executable, "-m", "service.bench.chaos", "worker", str(config), str(state_dir),
             account, str(stop_at)]
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout_s,
-                          check=False, cwd=Path(__file__).resolve().parent.parent)
+                          check=False, cwd=Path(__file__).resolve().parents[2])
 
 
 def run_worker_process(
@@ -116,37 +116,12 @@ def chaos_account(
 
 def final_state(state_dir: Path, account: str) -> dict[str, Any]:
     """Everything crash equivalence compares, read from the two SQLite files."""
-    from service.state.sqlite_open import open_sqlite  # noqa: PLC0415
-    from service.state.store import StateStore  # noqa: PLC0415
+    from service.broker.sim_book_rows import book_rows  # noqa: PLC0415
+    from service.state.reader import final_records  # noqa: PLC0415
     from service.worker.assembly import sim_broker_path, state_path  # noqa: PLC0415
 
-    store = StateStore(state_path(state_dir, account))
-    try:
-        latest = store.latest()
-        assert latest is not None, f"{account}: no checkpoint"
-        ours = {
-            "model_digests": store.model_digests(),
-            "seq": latest.seq,
-            "cash": latest.cash,
-            "equity": latest.equity,
-            "intents": store.intents(),
-        }
-        epoch = store.ids.epoch
-    finally:
-        store.close()
-    conn = open_sqlite(sim_broker_path(state_dir, account), read_only=True)
-    try:
-        broker = {
-            "broker_cash": conn.execute("SELECT cash FROM account").fetchall(),
-            "positions": conn.execute("SELECT * FROM positions ORDER BY symbol").fetchall(),
-            "orders": conn.execute(
-                "SELECT client_order_id, symbol, side, qty, status, submitted_at, filled_qty, "
-                "filled_avg_price, reason FROM orders ORDER BY client_order_id").fetchall(),
-            "fills": conn.execute("SELECT symbol, side, qty, price, bar_time FROM fills "
-                                  "ORDER BY bar_time, symbol, side").fetchall(),
-        }
-    finally:
-        conn.close()
+    ours, epoch = final_records(state_path(state_dir, account))
+    broker = book_rows(sim_broker_path(state_dir, account))
     return _epoch_masked({**ours, **broker}, epoch)
 
 
@@ -210,7 +185,7 @@ def run_chaos(
 
 
 def _worker_main(argv: list[str]) -> int:
-    """`python -m service.chaos worker CONFIG STATE_DIR ACCOUNT STOP_AT`: one worker,
+    """`python -m service.bench.chaos worker CONFIG STATE_DIR ACCOUNT STOP_AT`: one worker,
     faults from the environment (refused without REGIME_TRADER_TESTING=1)."""
     from service.config_loader import load_config  # noqa: PLC0415
     from service.logs import configure_logging  # noqa: PLC0415

@@ -1,4 +1,4 @@
-"""The trial-shape update on numpy and wgpu, as JSON: `python -m gpu_backend.trial_bench`.
+"""The trial-shape update on numpy and wgpu, as JSON: `python -m gpu_backend.bench.model`.
 
 Trial shape: 5 accounts x 268 instruments, 4 chains, T = 256, K = 2. Per backend, each
 account's first update is cold (no carry) and the next ones warm-start from its carries,
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from gpu_backend.base import Backend
 from gpu_backend.identity import regime_returns
+from regime_model.backend import Backend
 from regime_model.update import InstrumentCarry, ModelSpec, refresh
 
 

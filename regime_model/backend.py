@@ -1,0 +1,92 @@
+"""The one interface a compute backend implements, and the types it speaks.
+
+regime_model owns it; gpu_backend implements it (numpy, wgpu, the fallback between them)
+and never the reverse; the service picks a backend and passes it in. A backend's unit of
+work is one update's whole sampler run over a batch of lanes (`run_update`). Today every
+backend runs it with regime_model's host driver over its own kernels (`run_on_host`); a
+device-resident backend records the same algorithm into one submission instead.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple, Protocol
+
+from regime_model import hmc, rng
+from regime_model.sampler import LaneStart, SamplerConfig, SampleResult, sample
+from regime_model.types import FloatArray, IntArray, Priors, Trajectory
+
+
+class PredictiveBatch(NamedTuple):
+    filtered_last: FloatArray  # [L, K] P(regime at the last bar | y)
+    mean: FloatArray  # [L] mean of the next (scaled) return
+    var: FloatArray  # [L] variance of the next (scaled) return
+
+
+class UpdateBatch(NamedTuple):
+    """Everything one update's sampler run needs; lanes = instruments x chains."""
+
+    y: FloatArray  # [L, T] scaled returns of each lane
+    n_states: int
+    priors: Priors
+    start: LaneStart
+    stream: rng.Stream  # each lane's randomness
+    schedule: rng.Stream  # the batch-wide stream that draws the leapfrog step counts
+    config: SamplerConfig
+
+
+class Backend(Protocol):
+    """Batched HMM numerics on some device. Lanes are independent; y is already scaled.
+
+    name: registry name ("numpy", "wgpu"); adapter: the device it runs on; numerics: the
+    float type of its arithmetic ("float64", "float32"). All three are recorded with every
+    update so a checkpoint says what produced it.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def adapter(self) -> str: ...
+
+    @property
+    def numerics(self) -> str: ...
+
+    def hmm_value_and_grad(
+        self, theta: FloatArray, y: FloatArray, n_states: int, priors: Priors
+    ) -> tuple[FloatArray, FloatArray]:
+        """Unconstrained log posterior [L] and its gradient [L, D] for theta [L, D], y [L, T]."""
+        ...
+
+    def hmm_predictive(self, theta: FloatArray, y: FloatArray, n_states: int) -> PredictiveBatch:
+        """Filtered last-bar regime and next-return mixture moments for each lane."""
+        ...
+
+    def leapfrog(
+        self,
+        theta: FloatArray,
+        momentum: FloatArray,
+        grad: FloatArray,
+        step_size: FloatArray,
+        inv_mass: FloatArray,
+        lane_steps: IntArray,
+        y: FloatArray,
+        n_states: int,
+        priors: Priors,
+    ) -> Trajectory:
+        """lane_steps[l] leapfrog steps of `hmc.host_leapfrog`'s math for each lane."""
+        ...
+
+    def run_update(self, batch: UpdateBatch) -> SampleResult:
+        """The batch's whole sampler run: every lane's warm-up, then its draws."""
+        ...
+
+
+def run_on_host(backend: Backend, batch: UpdateBatch) -> SampleResult:
+    """`Backend.run_update` as regime_model's host driver over `backend`'s kernels."""
+    y, K, priors = batch.y, batch.n_states, batch.priors
+    density = hmc.FusedDensity(
+        partial(backend.hmm_value_and_grad, y=y, n_states=K, priors=priors),
+        partial(backend.leapfrog, y=y, n_states=K, priors=priors),
+    )
+    return sample(density, batch.start, batch.stream, batch.schedule, batch.config)

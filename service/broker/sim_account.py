@@ -1,0 +1,199 @@
+"""The simulated broker's account file: its schema, one transaction per mutation, and
+every read and write of its cash, orders, positions and fills.
+
+WAL with synchronous=FULL, so a committed mutation survives a crashed worker the way a
+remote broker's books would. The rules (what is refused, when and at what an order
+fills) are SimBroker's; this module only stores their results.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from service.state.sqlite_open import open_sqlite
+from service.types import Bar, OrderIntent, OrderOutcome, OrderStatus, Position, Side, Symbol
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS account (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    cash REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS orders (
+    seq INTEGER PRIMARY KEY,
+    client_order_id TEXT NOT NULL UNIQUE,
+    symbol TEXT NOT NULL,
+    side TEXT NOT NULL,
+    qty REAL NOT NULL,
+    status TEXT NOT NULL,
+    submitted_at TEXT NOT NULL,
+    filled_qty REAL NOT NULL DEFAULT 0,
+    filled_avg_price REAL,
+    reason TEXT
+);
+CREATE TABLE IF NOT EXISTS positions (
+    symbol TEXT PRIMARY KEY,
+    qty REAL NOT NULL,
+    avg_entry_price REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS fills (
+    seq INTEGER PRIMARY KEY,
+    order_seq INTEGER NOT NULL UNIQUE REFERENCES orders (seq),
+    symbol TEXT NOT NULL,
+    side TEXT NOT NULL,
+    qty REAL NOT NULL,
+    price REAL NOT NULL,
+    bar_time TEXT NOT NULL
+);
+"""
+
+_ORDER_COLUMNS = (
+    "seq, client_order_id, status, filled_qty, filled_avg_price, reason, symbol, side"
+)
+
+
+def _outcome(row: sqlite3.Row) -> OrderOutcome:
+    return OrderOutcome(
+        client_order_id=row["client_order_id"],
+        status=OrderStatus(row["status"]),
+        broker_order_id=f"sim-{row['seq']:08d}",
+        filled_qty=row["filled_qty"],
+        filled_avg_price=row["filled_avg_price"],
+        reason=row["reason"],
+        symbol=row["symbol"],
+        side=Side(row["side"]),
+    )
+
+
+class SimAccount:
+    def __init__(self, db_path: Path | str, starting_cash: float) -> None:
+        """Open (or create, funded with `starting_cash`) the account at `db_path`; an
+        existing account keeps its own cash whatever `starting_cash` says."""
+        self._db = open_sqlite(Path(db_path))  # a percent-encoded URI: any legal path
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        with self.transaction():
+            for statement in _SCHEMA.split(";"):  # not executescript: it commits first
+                self._db.execute(statement)
+            self._db.execute(
+                "INSERT OR IGNORE INTO account (id, cash) VALUES (1, ?)", (starting_cash,)
+            )
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # -- orders ----------------------------------------------------------------------
+
+    def open_orders(self) -> tuple[OrderOutcome, ...]:
+        rows = self._db.execute(
+            f"SELECT {_ORDER_COLUMNS} FROM orders WHERE status = ? ORDER BY seq",
+            (OrderStatus.ACCEPTED.value,),
+        )
+        return tuple(map(_outcome, rows))
+
+    def stored(self, client_order_id: str) -> OrderOutcome | None:
+        row = self._db.execute(
+            f"SELECT {_ORDER_COLUMNS} FROM orders WHERE client_order_id = ?",
+            (client_order_id,),
+        ).fetchone()
+        return _outcome(row) if row is not None else None
+
+    def add_order(
+        self, intent: OrderIntent, status: OrderStatus, now: datetime, reason: str | None
+    ) -> None:
+        with self.transaction():
+            self._db.execute(
+                "INSERT INTO orders (client_order_id, symbol, side, qty, status, submitted_at,"
+                " reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (intent.client_order_id, intent.symbol, intent.side.value, intent.qty,
+                 status.value, now.isoformat(), reason),
+            )
+
+    def cancel(self, seq: int) -> None:
+        with self.transaction():
+            self._db.execute(
+                "UPDATE orders SET status = ?, reason = ? WHERE seq = ? AND status = ?",
+                (OrderStatus.CANCELED.value, "canceled on request", seq,
+                 OrderStatus.ACCEPTED.value),
+            )
+
+    def unfilled(self) -> list[sqlite3.Row]:
+        """Accepted orders, oldest first: seq, symbol, side, qty, submitted_at."""
+        return self._db.execute(
+            "SELECT seq, symbol, side, qty, submitted_at FROM orders WHERE status = ? "
+            "ORDER BY seq",
+            (OrderStatus.ACCEPTED.value,),
+        ).fetchall()
+
+    def open_qty(self, symbol: Symbol, side: Side) -> float:
+        row = self._db.execute(
+            "SELECT COALESCE(SUM(qty), 0) FROM orders WHERE symbol = ? AND side = ? "
+            "AND status = ?",
+            (symbol, side.value, OrderStatus.ACCEPTED.value),
+        ).fetchone()
+        return float(row[0])
+
+    def open_buy_qty(self) -> list[tuple[Symbol, float]]:
+        """Per symbol, the quantity of accepted buys not yet filled."""
+        rows = self._db.execute(
+            "SELECT symbol, SUM(qty) FROM orders WHERE side = ? AND status = ? GROUP BY symbol",
+            (Side.BUY.value, OrderStatus.ACCEPTED.value),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    # -- fills -----------------------------------------------------------------------
+
+    def record_fill(
+        self, order: sqlite3.Row, bar: Bar, signed_qty: float, after: Position | None
+    ) -> None:
+        """Fill `order` in full at the bar's open: cash, the position `after`, the order
+        and its fill, in one transaction."""
+        symbol, side, qty, price = order["symbol"], order["side"], order["qty"], bar.open
+        with self.transaction():
+            self._db.execute("UPDATE account SET cash = cash - ? WHERE id = 1",
+                             (signed_qty * price,))
+            self._store_position(symbol, after)
+            self._db.execute(
+                "UPDATE orders SET status = ?, filled_qty = ?, filled_avg_price = ? "
+                "WHERE seq = ?",
+                (OrderStatus.FILLED.value, qty, price, order["seq"]),
+            )
+            self._db.execute(
+                "INSERT INTO fills (order_seq, symbol, side, qty, price, bar_time) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (order["seq"], symbol, side, qty, price, bar.time.isoformat()),
+            )
+
+    def _store_position(self, symbol: Symbol, position: Position | None) -> None:
+        if position is None:
+            self._db.execute("DELETE FROM positions WHERE symbol = ?", (symbol,))
+            return
+        self._db.execute(
+            "INSERT INTO positions (symbol, qty, avg_entry_price) VALUES (?, ?, ?) "
+            "ON CONFLICT (symbol) DO UPDATE SET qty = excluded.qty, "
+            "avg_entry_price = excluded.avg_entry_price",
+            (symbol, position.qty, position.avg_entry_price),
+        )
+
+    # -- reads -----------------------------------------------------------------------
+
+    def cash(self) -> float:
+        return float(self._db.execute("SELECT cash FROM account WHERE id = 1").fetchone()[0])
+
+    def positions(self) -> dict[Symbol, Position]:
+        rows = self._db.execute("SELECT symbol, qty, avg_entry_price FROM positions")
+        return {r["symbol"]: Position(r["symbol"], r["qty"], r["avg_entry_price"]) for r in rows}

@@ -1,0 +1,55 @@
+"""`regime-trader prove`: the proofs, each a long run that ends in a verdict.
+
+`prove chaos` SIGKILLs workers at random fault points and checks the end state equals an
+uninterrupted run (exit 1 if it differs); `prove soak` runs the embedded default on a fast
+clock and samples RSS, descriptors and database size (docs/reliability.md). They are not
+benchmarks: what they report is whether a property held, not how fast something ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("prove", help="prove crash equivalence (chaos) or flatness (soak)")
+    proofs = parser.add_subparsers(required=True, metavar="PROOF")
+
+    chaos = proofs.add_parser("chaos", help="SIGKILL workers at random fault points over 2 "
+                              "accounts, then check crash equivalence; exit 1 if the end "
+                              "state differs from an uninterrupted run")
+    chaos.add_argument("--kills", type=int, required=True, metavar="N", help="kills in all")
+    chaos.add_argument("--seed", type=int, default=0, help="the run's seed (reproducible)")
+    chaos.add_argument("--json", type=Path, metavar="PATH", help="write the result here")
+    chaos.set_defaults(handler=chaos_handler)
+
+    soak = proofs.add_parser("soak", help="run the embedded default on a fast clock, sampling "
+                             "RSS, descriptors, database size")
+    soak.add_argument("--minutes", type=float, required=True, metavar="M", help="how long")
+    soak.add_argument("--sample-s", type=float, default=60.0, help="sampling period, seconds")
+    soak.add_argument("--json", type=Path, metavar="PATH",
+                      help="samples and summary (default soak-<date>-<time>.json)")
+    soak.set_defaults(handler=soak_handler)
+
+
+def chaos_handler(args: argparse.Namespace) -> int:
+    from service.bench.chaos import run_chaos  # noqa: PLC0415 - the tools load on demand
+
+    result = run_chaos(args.kills, args.seed)
+    text = json.dumps(result, indent=1)
+    if args.json:
+        args.json.write_text(text + "\n")
+    print(text)
+    return 0 if result["equivalent"] else 1
+
+
+def soak_handler(args: argparse.Namespace) -> int:
+    from service.bench.soak import run_soak  # noqa: PLC0415
+
+    # The soak rewrites its file after every sample, so it always has one to write to.
+    out = args.json or Path(f"soak-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    print(json.dumps(run_soak(args.minutes, out, args.sample_s), indent=1))
+    return 0
