@@ -8,6 +8,7 @@ call creates nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 MIN_CAPACITY = 256
@@ -51,3 +52,25 @@ class BufferPool:
             buffer.destroy()
         self._buffers.clear()
         self.generation += 1
+
+
+def cached_bind_group(
+    cached: tuple[int, Any] | None,
+    generation: int,
+    device: Any,
+    layout: Any,
+    buffers: dict[str, Any],
+    roles: Sequence[str],
+) -> tuple[int, Any]:
+    """The bind group over `buffers` in `roles` order, rebuilt only when the pool has
+    replaced a buffer since `cached` was made (its generation moved on)."""
+    if cached is not None and cached[0] == generation:
+        return cached
+    group = device.create_bind_group(
+        layout=layout,
+        entries=[
+            {"binding": i, "resource": {"buffer": buffers[r], "offset": 0}}
+            for i, r in enumerate(roles)
+        ],
+    )
+    return generation, group

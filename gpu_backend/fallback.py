@@ -118,7 +118,18 @@ class FallbackBackend:
         return self.cpu.leapfrog(*args)
 
     def run_update(self, batch: UpdateBatch) -> SampleResult:
-        """The host driver over this object, so a failure redoes one call, not the update."""
+        """A warm batch in the GPU's one submission (a failure redoes the update on the
+        CPU); any other through the host driver over this object, so a failure redoes
+        one call, not the update."""
+        gpu = self._current_gpu()
+        if gpu is not None and gpu.runs_on_device(batch):
+            try:
+                result = gpu.run_update(batch)
+            except GpuCallError as error:
+                self._fall_back("run_update", str(error))
+            else:
+                self._served = gpu
+                return result
         return run_on_host(self, batch)
 
     def _current_gpu(self) -> WgpuBackend | None:

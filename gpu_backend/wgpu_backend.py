@@ -16,6 +16,7 @@ from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD, Accumula
 from gpu_backend.wgpu_device import Device, open_device
 from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, Result
 from gpu_backend.wgpu_leapfrog import End, LeapfrogKernels, Start
+from gpu_backend.wgpu_sampler import DeviceSampler, fits
 from regime_model.backend import PredictiveBatch, UpdateBatch, run_on_host
 from regime_model.params import MAX_STATES, MIN_STATES, check_states, n_params
 from regime_model.sampler import SampleResult
@@ -61,12 +62,15 @@ class WgpuBackend:
         *,
         accumulate: Accumulate | None = None,
         profile: bool = False,
+        device_update: bool = True,
     ) -> None:
         self.device = device if device is not None else open_device()
         if accumulate is None:
             accumulate = "f64" if "shader-f64" in self.device.info.features else "kahan"
         self.kernels = HmmKernels(self.device, ALL_STATES, WORKGROUP, accumulate, profile)
         self.trajectories = LeapfrogKernels(self.kernels)
+        # A warm batch's whole run in one submission (wgpu_sampler); False: the host driver.
+        self.sampler = DeviceSampler(self.kernels) if device_update else None
         self._packed: tuple[FloatArray, int, list[F32]] | None = None  # y, block, y_tm blocks
 
     @property
@@ -152,8 +156,18 @@ class WgpuBackend:
         )
 
     def run_update(self, batch: UpdateBatch) -> SampleResult:
-        """The host driver over these kernels: one submission per trajectory."""
+        """A warm batch in one submission (wgpu_sampler); any other batch (cold lanes,
+        "chees", more lanes than one dispatch holds) through the host driver over these
+        kernels: one submission per trajectory."""
+        if self.sampler is not None and self.runs_on_device(batch):
+            constant = constant_terms(batch.n_states, len(batch.y[0]), batch.priors)
+            return self.sampler.run(batch, constant)
         return run_on_host(self, batch)
+
+    def runs_on_device(self, batch: UpdateBatch) -> bool:
+        """Whether `run_update` runs this batch in one submission."""
+        sampler = self.sampler
+        return sampler is not None and fits(batch) is None and sampler.holds(batch)
 
     def _pack(self, y: FloatArray, block: int) -> list[F32]:
         """y time-major in float32 per block of lanes; reused while the sampler's y repeats

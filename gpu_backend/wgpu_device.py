@@ -13,6 +13,8 @@ from typing import Any
 
 import structlog
 
+from gpu_backend.device_traffic import CountingDevice
+
 log = structlog.get_logger("gpu_backend.wgpu_device")
 
 WANTED_FEATURES = ("shader-f64", "timestamp-query")
@@ -108,4 +110,5 @@ def open_device() -> Device:
         features=sorted(features),
         limits=limits,
     )
-    return Device(handle, info, errors)
+    # counted at the queue: submissions and uploads per update (device_traffic.py)
+    return Device(CountingDevice(handle), info, errors)

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from gpu_backend.buffer_pool import cached_bind_group
 from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
 from gpu_backend.shaders.leapfrog import (
@@ -80,16 +81,10 @@ class LeapfrogKernels:
         return buffers
 
     def _bind(self, buffers: dict[str, Any]) -> Any:
-        generation = self.hmm.pool.generation
-        if self._group is None or self._group[0] != generation:
-            group = self.hmm.device.handle.create_bind_group(
-                layout=self.cache.bind_group_layout,
-                entries=[
-                    {"binding": i, "resource": {"buffer": buffers[r], "offset": 0}}
-                    for i, r in enumerate(_ROLES)
-                ],
-            )
-            self._group = (generation, group)
+        self._group = cached_bind_group(
+            self._group, self.hmm.pool.generation, self.hmm.device.handle,
+            self.cache.bind_group_layout, buffers, _ROLES,
+        )
         return self._group[1]
 
     def _run(self, start: Start, priors: Priors) -> End:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from regime_model.types import FloatArray, UIntArray
+from regime_model.types import FloatArray, IntArray, UIntArray
 
 _MASK32 = 0xFFFFFFFF
 _M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
@@ -94,11 +94,27 @@ def _counters(stream: Stream, iteration: int, purpose: Purpose, blocks: int) -> 
 def uniform(stream: Stream, iteration: int, purpose: Purpose, n: int) -> FloatArray:
     """[L, n] float64 uniforms in the open interval (0, 1), 53 random bits each."""
     words = philox4x32(_counters(stream, iteration, purpose, (n + 1) // 2), stream.key[:, None])
-    pairs = words.reshape(len(stream.key), -1, 2).astype(np.uint64)
+    return _unit(words.reshape(len(stream.key), -1, 2))[:, :n]
+
+
+def _unit(pairs: UIntArray) -> FloatArray:
+    """Pairs of words [..., 2] to uniforms in (0, 1)."""
+    wide = pairs.astype(np.uint64)
     # 27 + 26 bits = 53, exactly a double's mantissa; the half offset keeps 0 (and 1) out,
     # which the log in Box-Muller needs.
-    bits53 = ((pairs[..., 0] >> np.uint64(5)) << np.uint64(26)) | (pairs[..., 1] >> np.uint64(6))
-    return ((bits53.astype(np.float64) + 0.5) / 2.0**53)[:, :n]
+    bits53 = ((wide[..., 0] >> np.uint64(5)) << np.uint64(26)) | (wide[..., 1] >> np.uint64(6))
+    unit: FloatArray = (bits53.astype(np.float64) + 0.5) / 2.0**53
+    return unit
+
+
+def first_uniforms(stream: Stream, iterations: IntArray, purpose: Purpose) -> FloatArray:
+    """uniform(stream, it, purpose, 1)[0, 0] for every it of `iterations`, in one call:
+    the first lane's first uniform, e.g. the batch-wide schedule's step counts."""
+    ctr = np.zeros((len(iterations), 4), dtype=np.uint32)
+    ctr[:, 0] = int(purpose) << 24
+    ctr[:, 1] = (np.asarray(iterations, dtype=np.int64) & _MASK32).astype(np.uint32)
+    ctr[:, 2:] = stream.high[0]
+    return _unit(philox4x32(ctr, stream.key[0])[:, :2])
 
 
 def normal(stream: Stream, iteration: int, purpose: Purpose, n: int) -> FloatArray:

@@ -71,6 +71,16 @@ def num_steps(schedule_stream: rng.Stream, iteration: int, config: SamplerConfig
     return config.steps_min + int(u * (config.steps_max - config.steps_min + 1))
 
 
+def step_counts(
+    schedule_stream: rng.Stream, iterations: IntArray, config: SamplerConfig
+) -> IntArray:
+    """`num_steps` of every iteration in `iterations`, in one vectorised draw."""
+    u = rng.first_uniforms(schedule_stream, iterations, rng.Purpose.SCHEDULE)
+    span = config.steps_max - config.steps_min + 1
+    counts: IntArray = config.steps_min + (u * span).astype(np.int64)
+    return counts
+
+
 def _plan(start: LaneStart, total: int) -> adaptation.Schedule:
     rows = [
         adaptation.lane_schedule(int(w), bool(m), total)

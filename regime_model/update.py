@@ -40,6 +40,7 @@ __all__ = [
     "ModelSpec",
     "RefreshInfo",
     "RegimeEstimate",
+    "build_batch",
     "carry_from_arrays",
     "carry_to_arrays",
     "refresh",
@@ -231,6 +232,26 @@ def _carries(result: SampleResult, spec: ModelSpec) -> list[InstrumentCarry]:
     ]
 
 
+def build_batch(
+    returns: np.ndarray,
+    carries: Sequence[InstrumentCarry | None],
+    instrument_keys: np.ndarray,
+    seq: int,
+    seed: int,
+    spec: ModelSpec,
+) -> tuple[UpdateBatch, FloatArray]:
+    """`refresh`'s validated sampler input, and each instrument's return scale [N]."""
+    returns = np.asarray(returns, dtype=np.float64)
+    keys = _as_keys(instrument_keys)
+    _validate(returns, carries, keys, spec)
+    scale = robust_scale(returns)
+    y = np.repeat(returns / scale[:, None], spec.chains, axis=0)
+    stream, schedule = _streams(seed, seq, keys, spec.chains)
+    start, config = _lane_start(carries, stream, spec), _sampler_config(spec)
+    batch = UpdateBatch(y, spec.n_states, spec.priors, start, stream, schedule, config)
+    return batch, scale
+
+
 def refresh(
     returns: np.ndarray,
     carries: Sequence[InstrumentCarry | None],
@@ -241,17 +262,9 @@ def refresh(
     backend: Backend,
 ) -> tuple[RegimeEstimate, list[InstrumentCarry], RefreshInfo]:
     """Refresh every instrument's posterior in one batch; carries[i] None = cold start."""
-    returns = np.asarray(returns, dtype=np.float64)
-    keys = _as_keys(instrument_keys)
-    _validate(returns, carries, keys, spec)
-    C, N = spec.chains, len(returns)
-    scale = robust_scale(returns)
-    y = np.repeat(returns / scale[:, None], C, axis=0)
-    stream, schedule = _streams(seed, seq, keys, C)
-    start, config = _lane_start(carries, stream, spec), _sampler_config(spec)
-    result = backend.run_update(
-        UpdateBatch(y, spec.n_states, spec.priors, start, stream, schedule, config)
-    )
+    batch, scale = build_batch(returns, carries, instrument_keys, seq, seed, spec)
+    C, N, y = spec.chains, len(scale), batch.y
+    result = backend.run_update(batch)
     t0 = time.perf_counter()
     draws = result.draws.reshape(N, C, spec.draws, -1)
     diag = convergence(draws)

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from service.config_loader import LoadedConfig
-from service.state.status_reads import READ_ERRORS, SchemaVersionError, Snapshot, read_snapshot
+from service.state.status_reads import (
+    READ_ERRORS,
+    SchemaVersionError,
+    Snapshot,
+    Warming,
+    read_snapshot,
+)
 from service.worker.assembly import state_path
 
 # "retired": left out of the instruments file (no worker); the operator's choice, not a fault
@@ -158,9 +164,14 @@ def _details(account: AccountStatus, config_hash: str) -> list[str]:
     rows += [[t.symbol, f"{t.target_qty:g}", str(t.regime), f"{t.p_turbulent:.3f}"]
              for t in s.targets]
     title = f"{account.account}: targets at seq {s.seq}{note}"
-    warming = [f"  {w.symbol}  warming up: {w.bars_available} of {w.bars_needed} bars"
-               for w in s.warming]
+    warming = [f"  {w.symbol}  warming up: {_warming_note(w)}" for w in s.warming]
     return ["", title, *("  " + line for line in _align(rows)), *warming]
+
+
+def _warming_note(w: Warming) -> str:
+    if w.stage == "model":
+        return f"model warm-up running on {w.bars_available} bars, not traded yet"
+    return f"{w.bars_available} of {w.bars_needed} bars"
 
 
 def _align(rows: Sequence[Sequence[str]]) -> list[str]:

@@ -33,6 +33,7 @@ def _update(
     keys = np.arange(len(returns), dtype=np.uint32)
     gpu = getattr(backend, "kernels", None)
     ns0 = gpu.gpu_ns if gpu is not None else 0
+    sub0 = _submissions(backend)
     t0 = time.perf_counter()
     est, new, info = refresh(returns, carries, keys, seq, 20261130, spec, backend)
     wall = time.perf_counter() - t0
@@ -47,7 +48,15 @@ def _update(
     if gpu is not None:
         row["gpu_seconds"] = (gpu.gpu_ns - ns0) * 1e-9
         row["host_seconds"] = wall - row["gpu_seconds"]
+        row["submissions"] = float(_submissions(backend) - sub0)
     return row, new
+
+
+def _submissions(backend: Backend) -> int:
+    """Queue submissions so far on a wgpu backend's device (counted at its queue)."""
+    device = getattr(backend, "device", None)
+    queue = getattr(getattr(device, "handle", None), "queue", None)
+    return int(getattr(queue, "submissions", 0))
 
 
 def run_account(
@@ -96,6 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--numpy-accounts", type=int, default=1)
     parser.add_argument("--instruments", type=int, default=268)
     parser.add_argument("--warm-updates", type=int, default=3)
+    parser.add_argument(
+        "--host-driver",
+        action="store_true",
+        help="also run wgpu with the host driver (one submission per trajectory) for warm "
+        "batches, the path before the one-submission update",
+    )
     args = parser.parse_args(argv)
     from gpu_backend.numpy_backend import NumpyBackend  # noqa: PLC0415
     from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415
@@ -114,10 +129,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             "numpy", NumpyBackend(), args.numpy_accounts, args.instruments, args.warm_updates
         ),
     }
+    if args.host_driver:
+        host = WgpuBackend(gpu.device, profile=True, device_update=False)
+        result["wgpu_host_driver"] = bench(
+            "wgpu", host, args.accounts, args.instruments, args.warm_updates
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
-    for name in ("wgpu", "numpy"):
-        print(name, json.dumps(result[name]["median_per_account_update"]))
+    for name in ("wgpu", "wgpu_host_driver", "numpy"):
+        if name in result:
+            print(name, json.dumps(result[name]["median_per_account_update"]))
     return 0
 
 

@@ -38,6 +38,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     ops.set_defaults(handler=ops_handler)
     _daemon_parser(kinds, "supervision", "SIGKILL-to-first-update and idle CPU of the supervisor")
     _daemon_parser(kinds, "reload", "time from an editor-style save to config.applied")
+    _stages_parser(kinds)
+    _round_parser(kinds)
 
 
 def _daemon_parser(
@@ -46,6 +48,66 @@ def _daemon_parser(
     daemon = kinds.add_parser(name, help=what)
     daemon.add_argument("--json", type=Path, metavar="PATH", help="write the figures here")
     daemon.set_defaults(handler=daemon_handler, what=name)
+
+
+def _stages_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    stages = kinds.add_parser("stages", help="fetch, strategy, checkpoint, orders of a trader")
+    stages.add_argument("--instruments", type=int, default=268)
+    stages.add_argument("--window", type=int, default=256)
+    stages.add_argument("--updates", type=int, default=20, help="warm updates timed")
+    stages.add_argument("--json", type=Path, metavar="PATH", help="write the figures here")
+    stages.set_defaults(handler=stages_handler)
+
+
+def stages_handler(args: argparse.Namespace) -> int:
+    from service.bench import stages  # noqa: PLC0415 - tools load on demand
+
+    return _emit(stages.measure(args.instruments, args.window, args.updates), args.json)
+
+
+def _round_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    rnd = kinds.add_parser(
+        "round", help="the real daemon: a bar's release to the last account's checkpoint",
+        description="Runs `regime-trader run` (paced clock, synthetic market, simulated "
+        "broker) and times each round, cold and warm, and each stage (service/bench/round.py).",
+    )
+    for flag, default, what in (
+        ("--accounts", 5, "worker processes, one per account"),
+        ("--instruments", 268, "in all, shared out as evenly as possible"),
+        ("--chains", 4, "chains per instrument"), ("--window", 256, "returns per instrument"),
+        ("--states", 2, "regimes K"), ("--bars", 8, "updates per account, the first cold"),
+    ):
+        rnd.add_argument(flag, type=int, default=default, help=what)
+    rnd.add_argument("--backend", choices=("auto", "numpy", "wgpu"), default="auto")
+    rnd.add_argument("--pace-s", type=float, default=10.0,
+                     help="wall seconds per bar: longer than a warm round, or rounds overlap")
+    rnd.add_argument("--lead-s", type=float, default=20.0,
+                     help="launch to the first bar's release: longer than the workers' start-up")
+    rnd.add_argument("--json", action="store_true", help="print one JSON object to stdout")
+    rnd.add_argument("--out", type=Path, metavar="PATH", help="also write the JSON here")
+    rnd.set_defaults(handler=round_handler)
+
+
+def round_handler(args: argparse.Namespace) -> int:
+    from service.bench import round as round_bench  # noqa: PLC0415 - tools load on demand
+
+    shape = round_bench.RoundShape(
+        args.accounts, args.instruments, args.chains, args.window, args.states, args.bars,
+        args.backend, args.pace_s, args.lead_s,
+    )
+    try:
+        shape.check()
+    except ValueError as error:
+        print(f"regime-trader bench round: {error}", file=sys.stderr)
+        return 2  # a usage error, as argparse's own
+    figures = round_bench.measure(shape)
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=1) + "\n")
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        print("\n".join(round_bench.summary_lines(figures)))
+    return 0
 
 
 def _model_args(parser: argparse.ArgumentParser) -> None:

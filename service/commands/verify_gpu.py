@@ -35,7 +35,11 @@ def _run(quick: bool) -> dict[str, Any]:
     # Imported here: numpy, wgpu and the model are needed by this command alone.
     from gpu_backend.identity import compare_point_set  # noqa: PLC0415
     from gpu_backend.numpy_backend import NumpyBackend  # noqa: PLC0415
-    from gpu_backend.sampler_agreement import compare_samplers  # noqa: PLC0415
+    from gpu_backend.sampler_agreement import (  # noqa: PLC0415
+        compare_draw_phase,
+        compare_samplers,
+        compare_warm_samplers,
+    )
     from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415
     from regime_model.update import ModelSpec  # noqa: PLC0415
 
@@ -48,7 +52,11 @@ def _run(quick: bool) -> dict[str, Any]:
     ]
     spec = ModelSpec(window=128 if quick else 256, warmup_cold=100 if quick else 300)
     agreement = compare_samplers(gpu, cpu, spec, replicates=4 if quick else 6)._asdict()
-    passed = all(p["passed"] for p in points) and bool(agreement["passed"])
+    # The one-submission warm update: chain by chain, then within Monte Carlo error.
+    draws = compare_draw_phase(gpu, cpu, spec)._asdict()
+    warm = compare_warm_samplers(gpu, cpu, spec, replicates=4 if quick else 6)._asdict()
+    checks = (agreement, draws, warm)
+    passed = all(p["passed"] for p in points) and all(bool(c["passed"]) for c in checks)
     return {
         "adapter": info.adapter,
         "driver": info.driver,
@@ -57,6 +65,8 @@ def _run(quick: bool) -> dict[str, Any]:
         "numerics": gpu.numerics,
         "points": points,
         "sampler": agreement,
+        "warm_draws": draws,
+        "warm_sampler": warm,
         "passed": passed,
     }
 
@@ -77,6 +87,13 @@ def _print(report: dict[str, Any]) -> None:
         f"sampler  {s['replicates']} replicates x {s['instruments']} instruments: max |z| "
         f"{s['max_abs_z']:.2f} (numpy {s['cpu_seconds']:.1f} s, wgpu {s['gpu_seconds']:.1f} s)"
         f"  {'ok' if s['passed'] else 'FAIL'}"
+    )
+    d, w = report["warm_draws"], report["warm_sampler"]
+    print(
+        f"warm     one submission, {d['lanes']} chains x {d['draws']} draws: "
+        f"{d['decision_mismatches']} accept decisions differ, max draw err "
+        f"{d['max_draw_err']:.1e}; re-adapted: max |z| {w['max_abs_z']:.2f}"
+        f"  {'ok' if d['passed'] and w['passed'] else 'FAIL'}"
     )
     print("PASS" if report["passed"] else "FAIL")
 

@@ -32,7 +32,10 @@ from service.settings import MarketSettings, SyntheticMarketSettings
 from service.types import Bar, Symbol, utc
 
 CHUNK = 4096
-_CHUNK_CACHE_SIZE = 64  # full chunks kept per feed (all symbols): ~64 * 4096 * 6 floats
+# Full chunks kept per feed: one per symbol asked for (each ~4096 * 5 floats, 160 KB) and
+# this many more. Fewer than one per symbol would rebuild every symbol's chunk at every
+# update once the rotation outgrows the cache (268 symbols: 0.8 s a fetch).
+_CHUNK_CACHE_SLACK = 64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -90,6 +93,8 @@ class SyntheticMarket:
             raise ValueError(f"the synthetic market's interval must be positive, got {interval}")
         self._chunk_ends: dict[Symbol, list[float]] = {}
         self._chunks: OrderedDict[tuple[Symbol, int], _BarArrays] = OrderedDict()
+        self._symbols: set[Symbol] = set()  # every symbol asked for: sizes the chunk cache
+        self._times_cache: dict[tuple[int, int], list[datetime]] = {}  # the last range's
 
     @property
     def settings(self) -> SyntheticMarketSettings:
@@ -110,10 +115,9 @@ class SyntheticMarket:
         self, after: Mapping[Symbol, datetime], until: datetime
     ) -> dict[Symbol, list[Bar]]:
         hi = self._index_at_or_before(until)
-        return {
-            sym: self._bars(sym, max(0, self._index_at_or_before(t) + 1), hi)
-            for sym, t in after.items()
-        }
+        # a rotation's symbols mostly share their last bar: one index per distinct time
+        first = {t: max(0, self._index_at_or_before(t) + 1) for t in set(after.values())}
+        return {sym: self._bars(sym, first[t], hi) for sym, t in after.items()}
 
     def first_bar_time(self, symbols: Sequence[Symbol]) -> datetime | None:
         return None
@@ -144,8 +148,16 @@ class SyntheticMarket:
         if hi < lo:
             return []
         cols = self._columns(symbol, lo, hi)
-        rows = zip(range(lo, hi + 1), *(col.tolist() for col in cols), strict=True)
-        return [Bar(self.bar_time(n), o, h, low, c, v) for n, o, h, low, c, v in rows]
+        rows = zip(self._times(lo, hi), *(col.tolist() for col in cols), strict=True)
+        return [Bar(*row) for row in rows]
+
+    def _times(self, lo: int, hi: int) -> list[datetime]:
+        """Close times of bars lo..hi (timedelta arithmetic is exact: same as bar_time)."""
+        key = (lo, hi)
+        if key not in self._times_cache:
+            first, step = self.bar_time(lo), self._interval
+            self._times_cache = {key: [first + i * step for i in range(hi - lo + 1)]}
+        return self._times_cache[key]
 
     def _columns(self, symbol: Symbol, lo: int, hi: int) -> _BarArrays:
         parts = [self._chunk(symbol, k) for k in range(lo // CHUNK, hi // CHUNK + 1)]
@@ -165,7 +177,8 @@ class SyntheticMarket:
             return cached
         bars = self._build_chunk(symbol, k)
         self._chunks[key] = bars
-        if len(self._chunks) > _CHUNK_CACHE_SIZE:
+        self._symbols.add(symbol)
+        if len(self._chunks) > len(self._symbols) + _CHUNK_CACHE_SLACK:
             self._chunks.popitem(last=False)
         return bars
 

@@ -20,7 +20,7 @@ from service.strategy import Decision
 from service.types import Symbol
 
 ROTATION_KEY = "cursor"  # the rotation's start; its name predates `rotation_start`
-WARMING_KEY = "warming"  # {symbol: {bars_available, bars_needed}}: instruments still short
+WARMING_KEY = "warming"  # {symbol: {bars_available, bars_needed, stage}}: not modelled yet
 
 
 def encode_model_state(state: ModelState) -> tuple[bytes, dict[str, Any]]:

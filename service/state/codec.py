@@ -21,8 +21,9 @@ class CodecError(ValueError):
 
 def encode_arrays(arrays: Mapping[str, np.ndarray]) -> bytes:
     names = sorted(arrays)
-    fixed = [
-        np.ascontiguousarray(arrays[n]).astype(arrays[n].dtype.newbyteorder("<")) for n in names
+    fixed = [  # copy=False: an array already contiguous and little-endian is not copied
+        np.ascontiguousarray(arrays[n]).astype(arrays[n].dtype.newbyteorder("<"), copy=False)
+        for n in names
     ]
     header = [
         {"name": n, "dtype": a.dtype.str, "shape": list(a.shape)}

@@ -42,11 +42,13 @@ class TargetPosition:
 
 @dataclass(frozen=True)
 class Warming:
-    """An instrument with less history than the model window, at a checkpoint."""
+    """An instrument not modelled yet, at a checkpoint: short of history ("history"), or
+    with its cold warm-up running ("model")."""
 
     symbol: str
     bars_available: int
     bars_needed: int
+    stage: str = "history"
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,9 @@ def _open_intents(conn: sqlite3.Connection) -> int:
 
 
 def _warming(book: str) -> tuple[Warming, ...]:
-    """The short instruments of a checkpoint's book (none in checkpoints written before)."""
+    """The warming instruments of a checkpoint's book (none in checkpoints written before;
+    no stage in those of before cold warm-ups ran apart: short of history)."""
     entries = json.loads(book).get(WARMING_KEY, {})
-    return tuple(Warming(str(symbol), int(e["bars_available"]), int(e["bars_needed"]))
+    return tuple(Warming(str(symbol), int(e["bars_available"]), int(e["bars_needed"]),
+                         str(e.get("stage", "history")))
                  for symbol, e in sorted(entries.items()))

@@ -13,7 +13,8 @@ passes, once `watch_stop` has armed it). Points, in the order an update passes t
 `before_checkpoint`, `in_commit` (inside the checkpoint transaction, before COMMIT),
 `after_checkpoint` (committed, before any POST), `before_post` (before each POST),
 `after_post` (between each POST and recording its answer), `reload` (applying a new
-configuration). `POINTS` lists them. They come from
+configuration), `warming` (in the cold warm-up thread, before a warm-up: `pause` there
+holds the warm-up, not the loop). `POINTS` lists them. They come from
 $REGIME_TRADER_FAULTS, which the command line accepts only together with
 REGIME_TRADER_TESTING=1: production never runs with faults.
 """
@@ -31,10 +32,11 @@ import structlog
 
 FAULTS_ENV = "REGIME_TRADER_FAULTS"
 TESTING_ENV = "REGIME_TRADER_TESTING"
+PAUSE_SLICE_S = 0.1  # how often a paused worker lets pending signal handlers run
 ACTIONS = ("kill", "exit", "hang", "fail", "pause")
 POINTS = (
     "start", "after_resend", "update", "model", "before_checkpoint", "in_commit",
-    "after_checkpoint", "before_post", "after_post", "reload",
+    "after_checkpoint", "before_post", "after_post", "reload", "warming",
 )
 EXIT_FAULT = 99
 log = structlog.get_logger("service.worker")
@@ -111,9 +113,13 @@ class FaultPoints:
             raise FaultSpecError(f"pause@{point}: this point is passed before the trading "
                                  "loop arms pause; pick a point inside an update")
         log.warning("fault.paused", point=point, until="a stop is asked for")
-        # A signal handler (SIGTERM, SIGINT) or the parent's death sets it; the wait is
-        # interruptible, so the handler runs while we wait.
-        self._stop.wait()
+        # A signal handler (SIGTERM, SIGINT) or the parent's death sets it. The kernel may
+        # deliver the signal to another thread (the warm-up runner, the pipe watcher): its
+        # Python handler then runs only when this thread returns to the interpreter, so
+        # wait in short slices rather than once (one wait missed a SIGINT for the whole
+        # shutdown budget).
+        while not self._stop.wait(PAUSE_SLICE_S):
+            pass
 
 
 class InjectedFailure(sqlite3.OperationalError):

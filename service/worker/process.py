@@ -150,6 +150,7 @@ def run_worker(
         beat.send("started", resumed, spec.config.settings.supervision.startup_budget_s)
         _trade(trader, clock, cursor, stop, spec, beat, faults, inbox or Inbox())
     finally:
+        trader.close()
         broker.close()
         store.close()
     return trader.seq
@@ -203,7 +204,22 @@ def _trade(
         update_allowance = max(supervision.update_budget_s, 10 * (time.monotonic() - started))
     if stop.is_set():
         reason = "stop requested"
+    _let_warmup_finish(trader, beat, supervision.heartbeat_s, supervision.shutdown_budget_s / 2)
     log.info("worker.stopping", seq=trader.seq, reason=reason)
+
+
+def _let_warmup_finish(trader: Trader, beat: Heartbeat, beat_s: float, limit_s: float) -> None:
+    """A cold warm-up in flight is not kept (a restart starts it again), but a device
+    call cut off by the interpreter's exit could crash it: give it a bounded while, with
+    the heartbeat flowing."""
+    trader.close()
+    deadline = time.monotonic() + limit_s
+    while not trader.cold.wait_idle(min(beat_s, max(0.0, deadline - time.monotonic()))):
+        if time.monotonic() >= deadline:
+            log.warning("model.warmup_abandoned", symbols=sorted(trader.cold.pending()),
+                        reason="stopping", next="it starts again after the restart")
+            return
+        beat.send("beat", trader.seq, beat_s)
 
 
 def _update(trader: Trader, bar_time: datetime) -> bool:

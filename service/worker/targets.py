@@ -4,6 +4,8 @@ decision rows for the checkpoint) that follow from them."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import structlog
 
@@ -40,6 +42,31 @@ def decide_targets(
     return rows, intents
 
 
+class _Columns(NamedTuple):
+    """The estimate as Python scalars per instrument, converted once for the batch (one
+    numpy call per column instead of one per instrument and field)."""
+
+    regime: list[int]
+    p_regime: list[float]  # the posterior probability of that regime
+    p_turbulent: list[float]
+    pred_mean: list[float]
+    pred_vol: list[float]
+    converged: list[bool]
+
+
+def _columns(estimate: RegimeEstimate) -> _Columns:
+    probs = np.asarray(estimate.regime_probs)
+    regime = np.argmax(probs, axis=1)
+    return _Columns(
+        regime.tolist(),
+        probs[np.arange(probs.shape[0]), regime].tolist(),
+        probs[:, -1].tolist(),
+        np.asarray(estimate.pred_mean, dtype=np.float64).tolist(),
+        np.asarray(estimate.pred_vol, dtype=np.float64).tolist(),
+        np.asarray(estimate.converged, dtype=bool).tolist(),
+    )
+
+
 def _model_decisions(
     book: ModelState,
     ready: list[Symbol],
@@ -49,51 +76,29 @@ def _model_decisions(
 ) -> tuple[list[Decision], list[DecisionRow]]:
     if estimate is None:
         return [], []
+    cols = _columns(estimate)
     decisions, rows = [], []
     for i, symbol in enumerate(ready):
         state = book.instruments[symbol]
-        signal = _signal(symbol, estimate, i, state)
+        signal = Signal(symbol, cols.p_turbulent[i], cols.pred_vol[i],
+                        float(state.last_close or 0.0), cols.converged[i])
         decision = decide(signal, state.decision, budget, strategy)
-        _note_regime(state, estimate, i)
+        _note_regime(state, cols.regime[i], cols.p_regime[i])
         state.decision = decision
         decisions.append(decision)
-        rows.append(_decision_row(signal, decision, estimate, i))
+        rows.append(DecisionRow(symbol, cols.regime[i], signal.p_turbulent, cols.pred_mean[i],
+                                signal.pred_vol, signal.converged, decision.target_weight,
+                                decision.target_qty))
     return decisions, rows
 
 
-def _note_regime(state: InstrumentState, estimate: RegimeEstimate, i: int) -> None:
-    regime = int(np.argmax(estimate.regime_probs[i]))
+def _note_regime(state: InstrumentState, regime: int, probability: float) -> None:
     if state.regime is not None and regime != state.regime:
         log.info(
             "regime.changed",
             symbol=state.symbol,
             **{"from": state.regime},
             to=regime,
-            probability=round(float(estimate.regime_probs[i, regime]), 4),
+            probability=round(probability, 4),
         )
     state.regime = regime
-
-
-def _signal(symbol: Symbol, estimate: RegimeEstimate, i: int, state: InstrumentState) -> Signal:
-    return Signal(
-        symbol=symbol,
-        p_turbulent=float(estimate.regime_probs[i, -1]),
-        pred_vol=float(estimate.pred_vol[i]),
-        price=float(state.last_close or 0.0),
-        converged=bool(estimate.converged[i]),
-    )
-
-
-def _decision_row(
-    signal: Signal, decision: Decision, estimate: RegimeEstimate, i: int
-) -> DecisionRow:
-    return DecisionRow(
-        symbol=signal.symbol,
-        regime=int(np.argmax(estimate.regime_probs[i])),
-        p_turbulent=signal.p_turbulent,
-        pred_mean=float(estimate.pred_mean[i]),
-        pred_vol=signal.pred_vol,
-        converged=signal.converged,
-        target_weight=decision.target_weight,
-        target_qty=decision.target_qty,
-    )

@@ -23,6 +23,7 @@ from service.model_state import ModelState, instrument_key
 from service.state.checkpoint_codec import WARMING_KEY, decode_model_state, encode_model_state
 from service.state.store import Checkpoint, DecisionRow, StateStore
 from service.types import BrokerSnapshot, OrderIntent, Symbol
+from service.worker.cold_warmup import ColdWarmup, adopt, same_kind, split_cold
 from service.worker.fault_points import FaultPoints
 from service.worker.order_submission import OrderSubmitter
 from service.worker.reconcile import Reconciler
@@ -57,6 +58,7 @@ class Trader:
         latest_bar: Callable[[], datetime],
         cursor: BarCursor,
         faults: FaultPoints | None = None,
+        warmup_backend: Callable[[], Backend] | None = None,
     ) -> None:
         self.account = account
         self.config = config
@@ -79,6 +81,10 @@ class Trader:
         self.faults = faults or FaultPoints()  # test-only crash points; none in production
         self.stop_requested: Callable[[], bool] = lambda: False  # the worker's stop flag
         self.warmup = Warmup(settings.model.window)
+        # cold instruments warm up here, off the update's critical path (cold_warmup.py)
+        self.cold = ColdWarmup(self.spec, settings.model.seed,
+                               warmup_backend or same_kind(backend), self.faults)
+        self.added_live: set[Symbol] = set()  # for model.warming's reason
 
     @property
     def symbols(self) -> tuple[Symbol, ...]:
@@ -95,6 +101,7 @@ class Trader:
         self.config = config
         self.faults.hit("reload")  # test-only: a crash while a new configuration is taken
         added, removed = self._sync_rotation()
+        self.added_live.update(added)
         log.info("instruments.applied", added=added, removed=removed,
                  config_hash=config.config_hash, after_seq=self.seq)
 
@@ -117,6 +124,10 @@ class Trader:
         self.reconciler.at_start(self.symbols, self.account, self.seq)
         return self.seq
 
+    def close(self) -> None:
+        """No cold warm-up starts after this; one in flight is abandoned at exit."""
+        self.cold.close()
+
     def _orders(self) -> OrderSubmitter:
         # Built per use, so the broker and stop flag in force now are the ones it uses.
         return OrderSubmitter(self.broker, self.store, self.faults, self.stop_requested)
@@ -128,6 +139,8 @@ class Trader:
         a weekend in daily data): nothing to learn, so no checkpoint and no orders."""
         timer, seq = StageTimer(), self.seq + 1
         self.cursor.value = bar_time
+        for done in self.cold.take_done():  # between updates, never mid-update
+            adopt(done, self.model_state, seq)
         with timer.stage("reconcile"):
             self._orders().resolve_open_intents()
         batch, next_start = next_batch(
@@ -144,6 +157,7 @@ class Trader:
         instruments = self.model_state.instruments
         ready = [s for s in batch if instruments[s].returns.size >= self.spec.window]
         self.warmup.note(self.model_state, batch)
+        ready = self._hand_off_cold(ready, seq)
         with timer.stage("model"):
             estimate, info = self._refresh(ready, seq)
         with timer.stage("strategy"):
@@ -177,6 +191,17 @@ class Trader:
         if warm:
             bars.update(self.market.bars_after({s: t for s, t in warm.items() if t}, bar_time))
         return sum(self.model_state.instruments[s].append(bars.get(s, []), window) for s in batch)
+
+    def _hand_off_cold(self, ready: list[Symbol], seq: int) -> list[Symbol]:
+        """What this update models: the warm instruments (all, on a cold start); the cold
+        ones warm up in the runner meanwhile, untraded, their positions held."""
+        warm, cold = split_cold(self.model_state, ready, self.cold.pending())
+        if cold:
+            instruments = self.model_state.instruments
+            self.cold.hand_off(cold, np.stack([instruments[s].returns for s in cold]), seq)
+            self.warmup.note_model_warming(self.model_state, cold, self.added_live)
+            self.added_live.difference_update(cold)
+        return warm
 
     def _refresh(
         self, ready: list[Symbol], seq: int
@@ -219,7 +244,7 @@ class Trader:
     ) -> None:
         model, book = encode_model_state(self.model_state)
         # for `status`; resume ignores it
-        book[WARMING_KEY] = self.warmup.book_entry(self.model_state)
+        book[WARMING_KEY] = self.warmup.book_entry(self.model_state, self.cold.pending())
         checkpoint = Checkpoint(
             seq=seq,
             bar_time=bar_time,

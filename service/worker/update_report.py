@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 import structlog
 
+from gpu_backend.backend_traffic import take_traffic
 from regime_model.backend import Backend
 from regime_model.update import RegimeEstimate
 from service.market.bar_checks import CheckedFeed
@@ -27,10 +28,13 @@ class UpdateReport:
 
 
 class StageTimer:
-    """Milliseconds per named stage of one update."""
+    """Milliseconds per named stage of one update, and wall times (epoch seconds) of its
+    start and of each stage's end: `bench round` measures from a bar's release to them."""
 
     def __init__(self) -> None:
         self.ms: dict[str, float] = {}
+        self.started_at = time.time()
+        self.ended_at: dict[str, float] = {}
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -39,6 +43,7 @@ class StageTimer:
             yield
         finally:
             self.ms[name] = round(self.ms.get(name, 0.0) + (time.perf_counter() - start) * 1e3, 3)
+            self.ended_at[name] = time.time()
 
 
 def log_update(
@@ -75,6 +80,9 @@ def log_update(
         numerics=backend.numerics,
         duration_ms=round(sum(timer.ms.values()), 3),
         timings_ms=timer.ms,
+        started_at=round(timer.started_at, 6),
+        committed_at=_wall(timer.ended_at.get("checkpoint")),
+        device=take_traffic(backend)._asdict(),  # submissions and bytes uploaded: this update's
         model=info,
         orders=len(intents),
         divergences=int(estimate.divergences.sum()) if estimate is not None else 0,
@@ -82,6 +90,10 @@ def log_update(
         behind_bars=behind,
         config_hash=config_hash,
     )
+
+
+def _wall(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 6)
 
 
 def _bars_between(earlier: datetime, later: datetime, interval: timedelta) -> int:

@@ -1,9 +1,11 @@
-"""Instruments with less history than the model window: not modelled until they have it.
+"""Instruments not modelled yet: with less history than the model window (until they
+have it), or with a cold warm-up in flight (service.worker.cold_warmup: `model.warming`
+when handed off; the runner's `model.ready` when its carry is adopted).
 
 Each is logged once when found short (`instrument.insufficient_history`, with the bars
 it has, the bars it needs and what to do) and once when it has enough
-(`instrument.warmed_up`); the checkpoint's book carries the short ones (WARMING_KEY of
-service.state.checkpoint_codec), where `status` reads them.
+(`instrument.warmed_up`); the checkpoint's book carries both kinds (WARMING_KEY of
+service.state.checkpoint_codec, with their stage), where `status` reads them.
 """
 
 from __future__ import annotations
@@ -61,10 +63,26 @@ class Warmup:
             next=f"not modelled until {self.needed - available} more bars arrive; give "
             "it older data (or a smaller model.window) to model it sooner")
 
-    def book_entry(self, state: ModelState) -> dict[str, Any]:
-        """The short instruments, for the checkpoint (and `status`)."""
-        return {
-            symbol: {"bars_available": bars_available(instrument), "bars_needed": self.needed}
-            for symbol, instrument in sorted(state.instruments.items())
-            if not instrument.retiring and bars_available(instrument) < self.needed
-        }
+    def note_model_warming(
+        self, state: ModelState, cold: list[Symbol], added_live: set[Symbol]
+    ) -> None:
+        """Once per hand-off to the cold warm-up runner (service.worker.cold_warmup)."""
+        for symbol in cold:
+            log.info("model.warming", symbol=symbol,
+                     reason="added live" if symbol in added_live else "no checkpoint",
+                     bars=bars_available(state.instruments[symbol]),
+                     next="not traded until its warm-up is adopted (model.ready); the "
+                     "account's other instruments keep their updates")
+
+    def book_entry(self, state: ModelState, modelling: frozenset[Symbol]) -> dict[str, Any]:
+        """The instruments not modelled yet, for the checkpoint (and `status`): short of
+        history (stage "history"), or with a cold warm-up in flight (stage "model")."""
+        entries: dict[str, Any] = {}
+        for symbol, instrument in sorted(state.instruments.items()):
+            available = bars_available(instrument)
+            if instrument.retiring or (available >= self.needed and symbol not in modelling):
+                continue
+            stage = "history" if available < self.needed else "model"
+            entries[symbol] = {"bars_available": available, "bars_needed": self.needed,
+                               "stage": stage}
+        return entries

@@ -3,6 +3,7 @@ skipped, logged once (`market.bar_rejected`) and counted (`bars_rejected`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,7 +14,13 @@ from conftest import FAST_INSTRUMENTS, FAST_SETTINGS
 
 from gpu_backend import select_backend
 from service.config_loader import load_config
-from service.market.bar_checks import MAX_PRICE, MAX_VOLUME, CheckedFeed, bar_problem
+from service.market.bar_checks import (
+    MAX_PRICE,
+    MAX_VOLUME,
+    CheckedFeed,
+    all_usable,
+    bar_problem,
+)
 from service.market.csv_replay import CsvMarket
 from service.market.synthetic import SyntheticMarket
 from service.settings import CsvMarketSettings, SyntheticMarketSettings
@@ -114,3 +121,21 @@ def test_the_trader_counts_rejected_bars_in_the_update_event(tmp_path: Path) -> 
     assert rejected and sum(counts) == len(rejected)
     for state in trader.model_state.instruments.values():
         assert state.last_close is None or 0 < state.last_close < MAX_PRICE
+
+
+
+def test_the_batch_check_passes_exactly_the_batches_whose_every_bar_passes() -> None:
+    """all_usable (the numpy pass over a whole fetch) never passes a bar bar_problem
+    refuses, whatever the fault; a clean batch passes whole."""
+    t = datetime(2026, 1, 5, 15, tzinfo=UTC)
+    good = Bar(t, 10.0, 11.0, 9.0, 10.5, 100.0)
+    changes: list[dict[str, object]] = [
+        {"open": math.nan}, {"high": math.inf}, {"low": 0.0}, {"close": MAX_PRICE},
+        {"volume": -1.0}, {"volume": MAX_VOLUME * 2}, {"high": 8.0}, {"close": 12.0},
+        {"open": True}, {"volume": "100"}, {"time": t.replace(tzinfo=None)},
+    ]
+    assert all_usable([good] * 5) and all_usable([])
+    for change in changes:
+        bad = dataclasses.replace(good, **change)  # type: ignore[arg-type]
+        assert bar_problem(bad) is not None
+        assert not all_usable([good, bad, good]), change

@@ -184,3 +184,18 @@ def test_the_vectorised_counter_generator_matches_a_plain_integer_reference() ->
 def test_settings_refuse_implausible_or_non_finite_values(field: str, value: float) -> None:
     with pytest.raises(ValueError, match=rf"{field}\n"):
         SyntheticMarketSettings(**{field: value})
+
+
+def test_a_rotation_beyond_the_old_chunk_cache_gets_the_same_bars_across_a_chunk_edge() -> None:
+    """300 symbols (more than the 64 chunks once cached for all symbols) fetched across a
+    chunk boundary, warm bar by bar, equal each symbol's bars from a feed of its own."""
+    symbols = [f"S{i:03d}" for i in range(300)]
+    shared = SyntheticMarket(SETTINGS)
+    edge = CHUNK - 2
+    got = shared.history(symbols, at(edge), 3)
+    for n in range(edge + 1, edge + 4):
+        for symbol, bars in shared.bars_after({s: at(n - 1) for s in symbols}, at(n)).items():
+            got[symbol] += bars
+    for symbol in symbols[::37]:
+        own = SyntheticMarket(SETTINGS).history([symbol], at(edge + 3), 6)
+        assert got[symbol] == own[symbol]

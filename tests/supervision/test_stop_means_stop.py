@@ -59,7 +59,11 @@ def test_no_order_is_sent_after_a_stop_and_the_next_start_sends_each_once(
     assert sent_after == [], "orders were POSTed after the stop signal"
     held = open_intents(state)
     assert held and not held & set(broker_orders(state))
-    [deferred] = daemon.named("orders.deferred", account="alpha")
+    exits = [(e.get("reason"), e.get("exit_code"), e.get("signal"))
+             for e in daemon.named("worker.exited", account="alpha")]
+    deferrals = daemon.named("orders.deferred", account="alpha")
+    assert len(deferrals) == 1, f"no single orders.deferred; alpha's exits: {exits}"
+    [deferred] = deferrals
     assert deferred["count"] == len(held)
 
     again = run_daemon("run", "--config", str(fast_config), "--state-dir", str(state),

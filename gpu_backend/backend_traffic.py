@@ -1,0 +1,14 @@
+"""The device traffic of whatever device serves a backend (see device_traffic.py)."""
+
+from __future__ import annotations
+
+from gpu_backend.device_traffic import NO_TRAFFIC, CountingDevice, Traffic
+from gpu_backend.fallback import FallbackBackend
+
+
+def take_traffic(backend: object) -> Traffic:
+    """Submissions and bytes uploaded to the device behind `backend` since the last take;
+    NO_TRAFFIC for a backend without a device (numpy, or wgpu while it has fallen back)."""
+    served = backend.gpu if isinstance(backend, FallbackBackend) else backend
+    handle = getattr(getattr(served, "device", None), "handle", None)
+    return handle.take() if isinstance(handle, CountingDevice) else NO_TRAFFIC

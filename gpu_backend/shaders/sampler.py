@@ -1,0 +1,235 @@
+"""WGSL of a whole warm sampler run: regime_model.sampler's loop for warm lanes, per lane.
+
+One thread per lane. Per iteration the host records `begin` (momentum from the device
+Philox, keyed as regime_model.rng keys it), `steps` x (`drift`, hmm value_grad, `kick`)
+and `finish` (Metropolis test with its own Philox uniform, then dual averaging of the step
+size during warm-up, or the draw's record while sampling), all in ONE compute pass; each
+lane counts its own iteration (`it`) and leapfrog steps (`taken`), so no per-iteration
+value has to reach the device between dispatches. The trajectory's position lives in the
+HMM kernels' `theta` buffer, its gradient in their `out_vec`, its log density (less the
+constant the host adds) in their `out_value` as (hi, lo).
+
+Same association as regime_model.hmc and regime_model.adaptation, in float32. Faults
+(non-finite values) are judged by their bits: a compiler may assume floats are finite.
+"""
+
+from __future__ import annotations
+
+from gpu_backend.shaders.philox import PHILOX_WGSL
+
+ENTRY_INIT = "init_state"
+ENTRY_BEGIN = "begin"
+ENTRY_DRIFT = "drift"
+ENTRY_KICK = "kick"
+ENTRY_FINISH = "finish"
+ENTRIES = (ENTRY_INIT, ENTRY_BEGIN, ENTRY_DRIFT, ENTRY_KICK, ENTRY_FINISH)
+
+# Per-lane float state: pos, grad of pos, momentum, inverse mass ([D] each), then these.
+F_LP_HI, F_LP_LO, F_K0, F_EPS, F_LOG_STEP, F_LOG_AVG, F_H_AVG, F_MU, F_ACC_SUM = range(9)
+N_SCALARS = 9
+# Per-lane u32 state: Philox key (2), the counter's high words (2), then these.
+U_IT, U_TAKEN, U_OK, U_DIVERGENT = 4, 5, 6, 7
+N_WORDS = 8
+
+SAMPLER_BINDINGS: tuple[str, ...] = (
+    "uniform",
+    "storage",
+    "read-only-storage",
+    "read-only-storage",
+    "storage",
+    "storage",
+    "read-only-storage",
+    "storage",
+)
+
+_SOURCE = """
+const WG: u32 = {WG}u;
+const NS: u32 = {NS}u;
+const NW: u32 = {NW}u;
+
+struct Sp {
+    lanes: u32, D: u32, warmup: u32, draws: u32,
+    target_accept: f32, pad0: u32, pad1: u32, pad2: u32,
+};
+
+@group(0) @binding(0) var<uniform> sp: Sp;
+@group(0) @binding(1) var<storage, read_write> x: array<f32>;      // [lanes, D] trajectory
+@group(0) @binding(2) var<storage, read> value: array<vec2<f32>>;  // [lanes] at x
+@group(0) @binding(3) var<storage, read> grad: array<f32>;         // [lanes, D] at x
+@group(0) @binding(4) var<storage, read_write> fs: array<f32>;     // [lanes, 4 D + NS]
+@group(0) @binding(5) var<storage, read_write> us: array<u32>;     // [lanes, NW]
+@group(0) @binding(6) var<storage, read> steps: array<u32>;        // [iterations]
+// draws [lanes, S, D], then energy [lanes, S]
+@group(0) @binding(7) var<storage, read_write> out: array<f32>;
+
+fn finite(v: f32) -> bool { return (bitcast<u32>(v) & 0x7F800000u) != 0x7F800000u; }
+fn fbase(l: u32) -> u32 { return l * (4u * sp.D + NS); }
+fn scalar(l: u32) -> u32 { return fbase(l) + 4u * sp.D; }
+
+fn kinetic(l: u32, p_at: u32) -> f32 {
+    let b = fbase(l);
+    var k = 0.0;
+    for (var d = 0u; d < sp.D; d++) {
+        let p = fs[p_at + d];
+        k += fs[b + 3u * sp.D + d] * p * p;
+    }
+    return 0.5 * k;
+}
+
+// The starting state's log density and gradient, sanitised like hmc.init.
+@compute @workgroup_size(WG)
+fn init_state(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let l = gid.x;
+    if (l >= sp.lanes) { return; }
+    let b = fbase(l);
+    var ok = finite(value[l].x) && finite(value[l].y);
+    for (var d = 0u; d < sp.D; d++) { ok = ok && finite(grad[l * sp.D + d]); }
+    for (var d = 0u; d < sp.D; d++) { fs[b + sp.D + d] = select(0.0, grad[l * sp.D + d], ok); }
+    fs[scalar(l) + {LP_HI}u] = select(0.0, value[l].x, ok);
+    fs[scalar(l) + {LP_LO}u] = select(0.0, value[l].y, ok);
+    us[l * NW + {OK}u] = select(0u, 1u, ok);
+}
+
+// Momentum ~ N(0, inv_mass^-1) from rng.Purpose.MOMENTUM, kinetic energy, opening half kick.
+@compute @workgroup_size(WG)
+fn begin(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let l = gid.x;
+    if (l >= sp.lanes) { return; }
+    let b = fbase(l);
+    let u = l * NW;
+    // Iterations count from the start of sampling (sampler._transition), wrapping below 0.
+    let iteration = us[u + {IT}u] - sp.warmup;
+    let key = vec2<u32>(us[u], us[u + 1u]);
+    let pairs = (sp.D + 1u) / 2u;
+    let p_at = b + 2u * sp.D;
+    for (var m = 0u; m < pairs; m++) {
+        let z = normal_pair(philox(vec4<u32>(m, iteration, us[u + 2u], us[u + 3u]), key));
+        fs[p_at + m] = z.x / sqrt(fs[b + 3u * sp.D + m]);
+        if (m + pairs < sp.D) { fs[p_at + m + pairs] = z.y / sqrt(fs[b + 3u * sp.D + m + pairs]); }
+    }
+    fs[scalar(l) + {K0}u] = kinetic(l, p_at);
+    let eps = fs[scalar(l) + {EPS}u];
+    for (var d = 0u; d < sp.D; d++) {
+        fs[p_at + d] = fs[p_at + d] + 0.5 * eps * fs[b + sp.D + d];
+        x[l * sp.D + d] = fs[b + d];
+    }
+    us[u + {TAKEN}u] = 0u;
+}
+
+@compute @workgroup_size(WG)
+fn drift(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let l = gid.x;
+    if (l >= sp.lanes || us[l * NW + {TAKEN}u] >= steps[us[l * NW + {IT}u]]) { return; }
+    let b = fbase(l);
+    let eps = fs[scalar(l) + {EPS}u];
+    for (var d = 0u; d < sp.D; d++) {
+        x[l * sp.D + d] = x[l * sp.D + d] + (eps * fs[b + 3u * sp.D + d]) * fs[b + 2u * sp.D + d];
+    }
+}
+
+@compute @workgroup_size(WG)
+fn kick(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let l = gid.x;
+    if (l >= sp.lanes) { return; }
+    let c = us[l * NW + {TAKEN}u];
+    let n = steps[us[l * NW + {IT}u]];
+    if (c >= n) { return; }
+    let eps = fs[scalar(l) + {EPS}u];
+    let h = select(eps, 0.5 * eps, c + 1u == n);
+    let p_at = fbase(l) + 2u * sp.D;
+    for (var d = 0u; d < sp.D; d++) { fs[p_at + d] = fs[p_at + d] + h * grad[l * sp.D + d]; }
+    us[l * NW + {TAKEN}u] = c + 1u;
+}
+"""
+
+_FINISH = """
+struct Outcome { accept: bool, rate: f32, divergent: bool, energy: f32 };
+
+// hmc.step's Metropolis test: delta = H(end) - H(start), u from rng.Purpose.ACCEPT;
+// u < exp(-delta) is decided as log u < -delta.
+fn metropolis(l: u32, iteration: u32) -> Outcome {
+    let b = fbase(l);
+    let s = scalar(l);
+    var ok = finite(value[l].x) && finite(value[l].y);
+    for (var d = 0u; d < sp.D; d++) {
+        let i = l * sp.D + d;
+        ok = ok && finite(x[i]) && finite(fs[b + 2u * sp.D + d]) && finite(grad[i]);
+    }
+    let k1 = kinetic(l, b + 2u * sp.D);
+    ok = ok && finite(k1);
+    let start_ok = us[l * NW + {OK}u] == 1u;
+    let lp_diff = (value[l].x - fs[s + {LP_HI}u]) + (value[l].y - fs[s + {LP_LO}u]);
+    let delta = (k1 - fs[s + {K0}u]) - lp_diff;
+    let w = philox(vec4<u32>(1u << 24u, iteration, us[l * NW + 2u], us[l * NW + 3u]),
+                   vec2<u32>(us[l * NW], us[l * NW + 1u]));
+    var o: Outcome;
+    // Leaving a faulted start: delta = -inf on the host, always accepted.
+    o.accept = ok && (!start_ok || delta <= 0.0 || log_uniform_of(w.x, w.y) < -delta);
+    o.rate = select(0.0, select(1.0, exp(-max(delta, 0.0)), start_ok), ok);
+    o.divergent = !ok || (start_ok && delta > {DIVERGENCE});
+    let h0 = fs[s + {K0}u] - (fs[s + {LP_HI}u] + fs[s + {LP_LO}u]);
+    o.energy = select(h0, k1 - (value[l].x + value[l].y), o.accept);
+    return o;
+}
+
+fn dual_averaging(l: u32, it: u32, rate: f32) {
+    let s = scalar(l);
+    let count = f32(it + 1u);
+    let shrink = 1.0 / (count + {T0});
+    let h_avg = (1.0 - shrink) * fs[s + {H_AVG}u] + (sp.target_accept - rate) * shrink;
+    let log_step = fs[s + {MU}u] - sqrt(count) / {GAMMA} * h_avg;
+    let weight = pow(count, -{KAPPA});
+    let log_avg = weight * log_step + (1.0 - weight) * fs[s + {LOG_AVG}u];
+    fs[s + {H_AVG}u] = h_avg;
+    fs[s + {LOG_STEP}u] = log_step;
+    fs[s + {LOG_AVG}u] = log_avg;
+    fs[s + {EPS}u] = exp(select(log_step, log_avg, it + 1u == sp.warmup));
+}
+
+@compute @workgroup_size(WG)
+fn finish(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let l = gid.x;
+    if (l >= sp.lanes) { return; }
+    let b = fbase(l);
+    let s = scalar(l);
+    let it = us[l * NW + {IT}u];
+    let o = metropolis(l, it - sp.warmup);
+    if (o.accept) {
+        for (var d = 0u; d < sp.D; d++) {
+            fs[b + d] = x[l * sp.D + d];
+            fs[b + sp.D + d] = grad[l * sp.D + d];
+        }
+        fs[s + {LP_HI}u] = value[l].x;
+        fs[s + {LP_LO}u] = value[l].y;
+        us[l * NW + {OK}u] = 1u;
+    }
+    if (it < sp.warmup) {
+        dual_averaging(l, it, o.rate);
+    } else {
+        let draw = l * sp.draws + it - sp.warmup;
+        for (var d = 0u; d < sp.D; d++) { out[draw * sp.D + d] = fs[b + d]; }
+        out[sp.lanes * sp.draws * sp.D + draw] = o.energy;
+        fs[s + {ACC_SUM}u] = fs[s + {ACC_SUM}u] + o.rate;
+        us[l * NW + {DIVERGENT}u] = us[l * NW + {DIVERGENT}u] + select(0u, 1u, o.divergent);
+    }
+    us[l * NW + {IT}u] = it + 1u;
+}
+"""
+
+
+def sampler_source(workgroup: int) -> str:
+    """The WGSL module of every entry point, constants from regime_model's own."""
+    from regime_model import adaptation, hmc  # noqa: PLC0415 - constants only
+
+    names = {
+        "WG": workgroup, "NS": N_SCALARS, "NW": N_WORDS,
+        "LP_HI": F_LP_HI, "LP_LO": F_LP_LO, "K0": F_K0, "EPS": F_EPS, "LOG_STEP": F_LOG_STEP,
+        "LOG_AVG": F_LOG_AVG, "H_AVG": F_H_AVG, "MU": F_MU, "ACC_SUM": F_ACC_SUM,
+        "IT": U_IT, "TAKEN": U_TAKEN, "OK": U_OK, "DIVERGENT": U_DIVERGENT,
+        "DIVERGENCE": f"{hmc.DIVERGENCE_ENERGY:.1f}", "T0": f"{adaptation.T0:.1f}",
+        "GAMMA": f"{adaptation.GAMMA}", "KAPPA": f"{adaptation.KAPPA}",
+    }  # fmt: skip
+    source = PHILOX_WGSL + _SOURCE + _FINISH
+    for name, value in names.items():
+        source = source.replace("{" + name + "}", str(value))
+    return source

@@ -1,0 +1,253 @@
+"""A warm batch's whole sampler run in ONE submission with ONE read back.
+
+regime_model.sampler's loop for lanes that all warm-start (no metric windows, the same
+warm-up length, "jitter" trajectories): the warm-up's dual-averaging iterations, then the
+draws, every iteration's momentum, leapfrog steps, Metropolis test and bookkeeping on the
+device (shaders/sampler.py over shaders/hmm.py's value_grad), recorded into one compute
+pass. The host computes only what is batch-wide and tiny: each iteration's leapfrog step
+count (the schedule stream, shared by all lanes) and the dual-averaging start. The read
+back is the draws, their energies, and per lane the adapted step size, the summed
+acceptance and the divergence count. Shares the HMM kernels' pool and pipelines.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from gpu_backend.buffer_pool import cached_bind_group
+from gpu_backend.pipeline_cache import PipelineCache
+from gpu_backend.shaders import sampler as shader
+from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
+from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, params_bytes
+from regime_model import adaptation
+from regime_model.backend import UpdateBatch
+from regime_model.params import n_params
+from regime_model.sampler import SampleResult, step_counts
+
+_ROLES = ("s_params", "theta", "value", "vec", "s_float", "s_word", "s_steps", "s_out")
+
+
+def _usage() -> dict[str, int]:
+    import wgpu  # noqa: PLC0415
+
+    u = wgpu.BufferUsage
+    storage = u.STORAGE | u.COPY_DST | u.COPY_SRC
+    return {
+        "s_params": u.UNIFORM | u.COPY_DST,
+        "s_float": storage,
+        "s_word": storage,
+        "s_steps": u.STORAGE | u.COPY_DST,
+        "s_out": u.STORAGE | u.COPY_SRC,
+        "s_readback": u.MAP_READ | u.COPY_DST,
+    }
+
+
+def fits(batch: UpdateBatch) -> str | None:
+    """Why this batch cannot run as one device submission, or None when it can."""
+    start, cfg = batch.start, batch.config
+    if cfg.trajectory != "jitter":
+        return f"trajectory {cfg.trajectory!r} (only 'jitter' runs on the device)"
+    if start.adapt_mass.any():
+        return "cold lanes (metric adaptation runs on the host)"
+    if len(start.warmup) and (start.warmup != start.warmup[0]).any():
+        return "lanes with different warm-up lengths"
+    return None
+
+
+class Plan(NamedTuple):
+    """What the host prepares: the lanes' packed state and the iterations' step counts."""
+
+    lanes: int
+    D: int
+    warmup: int
+    draws: int
+    floats: F32  # [L, 4 D + N_SCALARS]
+    words: np.ndarray  # [L, N_WORDS] uint32
+    steps: np.ndarray  # [warmup + draws] uint32
+
+
+def plan(batch: UpdateBatch) -> Plan:
+    start, cfg = batch.start, batch.config
+    L, D = start.position.shape
+    W = int(start.warmup[0]) if L else 0
+    floats = np.zeros((L, 4 * D + shader.N_SCALARS), dtype=np.float32)
+    floats[:, :D] = start.position
+    floats[:, 3 * D : 4 * D] = start.inv_mass
+    da = adaptation.dual_averaging_start(np.asarray(start.step_size, dtype=np.float64))
+    scalars = floats[:, 4 * D :]
+    scalars[:, shader.F_EPS] = start.step_size
+    scalars[:, shader.F_LOG_STEP] = da.log_step
+    scalars[:, shader.F_LOG_AVG] = da.log_step_avg
+    scalars[:, shader.F_MU] = da.mu
+    words = np.zeros((L, shader.N_WORDS), dtype=np.uint32)
+    words[:, :2], words[:, 2:4] = batch.stream.key, batch.stream.high
+    iterations = np.arange(-W, cfg.draws, dtype=np.int64)
+    steps = step_counts(batch.schedule, iterations, cfg).astype(np.uint32)
+    return Plan(L, D, W, cfg.draws, floats, words, steps)
+
+
+class Readout(NamedTuple):
+    draws: F32  # [L, S, D]
+    energy: F32  # [L, S] less the density's constant
+    floats: F32  # [L, 4 D + N_SCALARS] the final state
+    words: np.ndarray  # [L, N_WORDS]
+
+
+class DeviceSampler:
+    """The warm sampler loop on the HMM kernels' device."""
+
+    def __init__(self, hmm: HmmKernels) -> None:
+        self.hmm = hmm
+        self.cache = PipelineCache(hmm.device.handle, shader.SAMPLER_BINDINGS)
+        self._source = shader.sampler_source(hmm.workgroup)
+        for entry in shader.ENTRIES:
+            self.cache.get(self._source, 0, hmm.workgroup, entry)
+        self._usage = _usage()
+        self._group: tuple[int, Any] | None = None
+        self.submissions = 0  # one per run
+
+    def holds(self, batch: UpdateBatch) -> bool:
+        """Whether one dispatch (hence one run) holds every lane of the batch."""
+        K, (L, T) = batch.n_states, batch.y.shape
+        return self.hmm.max_lanes(K, int(T), n_params(K)) >= int(L)
+
+    def run(self, batch: UpdateBatch, constant: float) -> SampleResult:
+        """The batch's run; `constant`: what the kernels leave out of the log density."""
+        t0 = time.perf_counter()
+        p = plan(batch)
+        out = self.hmm.guarded(lambda: self._run(batch, p))
+        return _result(batch, p, out, constant, 1e3 * (time.perf_counter() - t0))
+
+    def _buffers(self, batch: UpdateBatch, p: Plan, y_tm: F32) -> dict[str, Any]:
+        hmm, L, D, S = self.hmm, p.lanes, p.D, p.draws
+        buffers = hmm.buffers(Launch(ENTRY_VALUE_GRAD, batch.n_states, y_tm, p.floats[:, :D], D))
+        sizes = {
+            "s_params": 32,
+            "s_float": p.floats.nbytes,
+            "s_word": p.words.nbytes,
+            "s_steps": p.steps.nbytes,
+            "s_out": 4 * L * S * (D + 1),
+            "s_readback": 4 * L * S * (D + 1) + p.floats.nbytes + p.words.nbytes,
+        }
+        cap = hmm.device.info.max_binding
+        for role, n in sizes.items():
+            limit = cap if role != "s_readback" else None
+            buffers[role] = hmm.pool.get(role, n, self._usage[role], limit)
+        return buffers
+
+    def _bind(self, buffers: dict[str, Any]) -> Any:
+        self._group = cached_bind_group(
+            self._group, self.hmm.pool.generation, self.hmm.device.handle,
+            self.cache.bind_group_layout, buffers, _ROLES,
+        )
+        return self._group[1]
+
+    def _run(self, batch: UpdateBatch, p: Plan) -> Readout:
+        L, T, D = p.lanes, batch.y.shape[1], p.D
+        y_tm = np.ascontiguousarray(batch.y.T, dtype=np.float32)
+        buffers = self._buffers(batch, p, y_tm)
+        queue = self.hmm.device.handle.queue
+        queue.write_buffer(buffers["params"], 0, params_bytes(L, T, D, batch.priors))
+        sp = struct.pack("4If3I", L, D, p.warmup, p.draws, batch.config.target_accept, 0, 0, 0)
+        queue.write_buffer(buffers["s_params"], 0, sp)
+        self.hmm.write_y(buffers["y"], y_tm)
+        queue.write_buffer(buffers["theta"], 0, np.ascontiguousarray(p.floats[:, :D]))
+        for role, data in (("s_float", p.floats), ("s_word", p.words), ("s_steps", p.steps)):
+            queue.write_buffer(buffers[role], 0, data)
+        queue.submit([self._encode(buffers, batch.n_states, p)])
+        self.submissions += 1
+        return self._read(buffers["s_readback"], p)
+
+    def _encode(self, buffers: dict[str, Any], K: int, p: Plan) -> Any:
+        hmm = self.hmm
+        value_grad = hmm.cache.get(hmm.sources[K], K, hmm.workgroup, ENTRY_VALUE_GRAD)
+        hmm_group, s_group = hmm.bind_group(buffers), self._bind(buffers)
+        kernels = {e: self.cache.get(self._source, 0, hmm.workgroup, e) for e in shader.ENTRIES}
+        groups = -(-p.lanes // hmm.workgroup)
+        encoder = hmm.device.handle.create_command_encoder()
+        compute = encoder.begin_compute_pass(timestamp_writes=_stamps(hmm))
+
+        def dispatch(pipeline: Any, group: Any) -> None:
+            compute.set_pipeline(pipeline)
+            compute.set_bind_group(0, group)
+            compute.dispatch_workgroups(groups)
+
+        dispatch(value_grad, hmm_group)
+        dispatch(kernels[shader.ENTRY_INIT], s_group)
+        for n in p.steps:
+            dispatch(kernels[shader.ENTRY_BEGIN], s_group)
+            for _ in range(int(n)):
+                dispatch(kernels[shader.ENTRY_DRIFT], s_group)
+                dispatch(value_grad, hmm_group)
+                dispatch(kernels[shader.ENTRY_KICK], s_group)
+            dispatch(kernels[shader.ENTRY_FINISH], s_group)
+        compute.end()
+        out, offset = buffers["s_readback"], 0
+        for role, n in (
+            ("s_out", 4 * p.lanes * p.draws * (p.D + 1)),
+            ("s_float", p.floats.nbytes),
+            ("s_word", p.words.nbytes),
+        ):
+            encoder.copy_buffer_to_buffer(buffers[role], 0, out, offset, n)
+            offset += n
+        if hmm.queries is not None:
+            encoder.resolve_query_set(hmm.queries, 0, 2, buffers["query"], 0)
+            encoder.copy_buffer_to_buffer(buffers["query"], 0, out, offset, 16)
+        return encoder.finish()
+
+    def _read(self, readback: Any, p: Plan) -> Readout:
+        import wgpu  # noqa: PLC0415
+
+        L, D, S = p.lanes, p.D, p.draws
+        stamps = 16 if self.hmm.queries is not None else 0
+        nbytes = 4 * L * S * (D + 1) + p.floats.nbytes + p.words.nbytes + stamps
+        readback.map_sync(wgpu.MapMode.READ, 0, nbytes)
+        try:
+            raw = np.frombuffer(readback.read_mapped(0, nbytes), dtype=np.uint8).copy()
+        finally:
+            readback.unmap()
+        if stamps:
+            begin, end = raw[-16:].view(np.uint64)
+            self.hmm.gpu_ns += int(end - begin)
+        n_out, n_float = 4 * L * S * (D + 1), p.floats.nbytes
+        out = raw[:n_out].view(np.float32)
+        floats = raw[n_out : n_out + n_float].view(np.float32).reshape(p.floats.shape)
+        words = raw[n_out + n_float : nbytes - stamps].view(np.uint32).reshape(p.words.shape)
+        return Readout(
+            out[: L * S * D].reshape(L, S, D), out[L * S * D :].reshape(L, S), floats, words
+        )
+
+
+def _stamps(hmm: HmmKernels) -> dict[str, Any] | None:
+    if hmm.queries is None:
+        return None
+    return {
+        "query_set": hmm.queries,
+        "beginning_of_pass_write_index": 0,
+        "end_of_pass_write_index": 1,
+    }
+
+
+def _result(batch: UpdateBatch, p: Plan, out: Readout, const: float, ms: float) -> SampleResult:
+    """The device's read back as the host sampler's SampleResult (float64)."""
+    D, S = p.D, max(p.draws, 1)
+    scalars = out.floats[:, 4 * D :].astype(np.float64)
+    step = scalars[:, shader.F_EPS]
+    sampled = p.steps[p.warmup :].astype(np.float64)
+    mean_steps = np.full(p.lanes, sampled.mean() if len(sampled) else 0.0)
+    return SampleResult(
+        draws=out.draws.astype(np.float64),
+        divergences=out.words[:, shader.U_DIVERGENT].astype(np.int64),
+        acceptance=scalars[:, shader.F_ACC_SUM] / S,
+        step_size=step,
+        inv_mass=np.asarray(batch.start.inv_mass, dtype=np.float64).copy(),
+        gradient_evals=1 + int(p.steps.sum()),
+        timings_ms={"device_update": ms},
+        energy=out.energy.astype(np.float64) - const,
+        trajectory_length=mean_steps * step,
+        mean_steps=mean_steps,
+    )

@@ -1,0 +1,150 @@
+"""From one daemon run's events to the `bench round` figures (see service/bench/round.py).
+
+Pure: reads the `worker.started` and `update.completed` events, never the clock.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from service.bench.daemon_harness import Event
+
+STAGES = ("fetch", "model", "strategy", "checkpoint", "orders")
+RELEASE = "bar n is released at A + n * pace_s (A: the wall anchor shared by every account)"
+
+
+class RoundBenchError(RuntimeError):
+    """The daemon did not give a measurable run."""
+
+
+@dataclass(frozen=True)
+class RoundRun:
+    events: list[Event]
+    accounts: list[str]
+    anchor: datetime  # wall time of the first bar's release
+    pace_s: float
+    interval: timedelta  # market time between bars
+
+    def ready_at(self) -> dict[str, float]:
+        """Wall time of each account's first `worker.started` (ready to wait for bars)."""
+        ready: dict[str, float] = {}
+        for e in self.events:
+            if e.get("event") == "worker.started":
+                ready.setdefault(str(e["account"]), _stamp(e))
+        return ready
+
+    def updates(self) -> list[Event]:
+        return [e for e in self.events if e.get("event") == "update.completed"]
+
+    def release(self, n: int) -> float:
+        """Wall time (epoch s) of bar n's release, by PacedClock's arithmetic."""
+        return self.anchor.timestamp() + n * round(self.pace_s * 1_000_000) / 1e6
+
+
+def _stamp(event: Event) -> float:
+    return datetime.fromisoformat(str(event["timestamp"])).timestamp()
+
+
+def _stats(values: list[float], keys: tuple[str, ...] = ("p50", "p99", "max")) -> Any:
+    if not values:
+        return None
+    arr = np.asarray(values, dtype=np.float64)
+    every = {"p50": float(np.median(arr)), "p99": float(np.percentile(arr, 99)),
+             "max": float(arr.max())}
+    return {k: round(every[k], 3) for k in keys}
+
+
+def rounds(run: RoundRun) -> list[dict[str, Any]]:
+    """Each bar's round: its index, kind, latency and its slowest account's model stage."""
+    updates = run.updates()
+    first = {e["bar_time"] for e in updates if e["seq"] == 1}
+    if len(first) != 1:
+        raise RoundBenchError(f"the accounts' first updates are at different bars: {first}")
+    first_bar = datetime.fromisoformat(first.pop())
+    ended = {(e["account"], e["seq"]): _stamp(e) for e in updates}
+    by_bar: dict[str, list[Event]] = defaultdict(list)
+    for e in updates:
+        by_bar[e["bar_time"]].append(e)
+    return [
+        _round(run, (datetime.fromisoformat(bar) - first_bar) // run.interval, events, ended)
+        for bar, events in sorted(by_bar.items())
+    ]
+
+
+def _round(
+    run: RoundRun, n: int, events: list[Event], ended: dict[tuple[str, int], float]
+) -> dict[str, Any]:
+    release = run.release(n)
+    busy = any(ended.get((e["account"], e["seq"] - 1), 0.0) > release for e in events)
+    if len(events) < len(run.accounts):
+        kind = "incomplete"
+    else:
+        kind = "cold" if all(e["seq"] == 1 for e in events) else "overlapped" if busy else "warm"
+    last = max(e["committed_at"] for e in events)
+    return {
+        "bar": n,
+        "kind": kind,
+        "ms": None if kind == "incomplete" else round((last - release) * 1e3, 3),
+        "wake_ms": round((min(e["started_at"] for e in events) - release) * 1e3, 3),
+        "model_ms_max": max(e["timings_ms"].get("model", 0.0) for e in events),
+    }
+
+
+def _device(updates: list[Event], key: str) -> float:
+    return float(statistics.median(e["device"][key] for e in updates)) if updates else 0.0
+
+
+def _one(values: set[str]) -> str:
+    return values.pop() if len(values) == 1 else "mixed: " + ", ".join(sorted(values))
+
+
+def cpu_model() -> str:
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def figures(run: RoundRun) -> dict[str, Any]:
+    """round_ms, stages_ms, device traffic, and what ran it."""
+    listed = rounds(run)
+    updates = run.updates()
+    warm_updates = [e for e in updates if e["seq"] > 1]
+    cold_updates = [e for e in updates if e["seq"] == 1]
+    by_kind = {k: [r["ms"] for r in listed if r["kind"] == k]
+               for k in ("cold", "warm", "overlapped", "incomplete")}
+    backend = _one({e["backend"] for e in updates})
+    adapter = _one({e["adapter"] for e in updates})
+    return {
+        "round_ms": {"cold": _stats(by_kind["cold"]), "warm": _stats(by_kind["warm"]),
+                     "warm_overlapped": _stats(by_kind["overlapped"])},
+        "stages_ms": {s: _stats([e["timings_ms"].get(s, 0.0) for e in warm_updates],
+                                ("p50", "p99")) for s in STAGES},
+        "cold_stages_ms": {s: _stats([e["timings_ms"].get(s, 0.0) for e in cold_updates],
+                                     ("p50", "max")) for s in STAGES},
+        "submissions_per_update": _device(warm_updates, "submissions"),
+        "upload_bytes_per_update": _device(warm_updates, "upload_bytes"),
+        "cold_submissions_per_update": _device(cold_updates, "submissions"),
+        "cold_upload_bytes_per_update": _device(cold_updates, "upload_bytes"),
+        "backend": backend,
+        "adapter": adapter,
+        "machine": {"host": platform.node(), "cpu": cpu_model(), "cpus": os.cpu_count(),
+                    "gpu": adapter if backend == "wgpu" else None},
+        "rounds": {**{k: len(v) for k, v in by_kind.items()},
+                   "skipped": listed[-1]["bar"] + 1 - len(listed)},  # no account took them
+        "wake_ms": _stats([r["wake_ms"] for r in listed if r["kind"] == "warm"], ("p50", "max")),
+        "updates": len(updates),
+        "release": RELEASE,
+        "round_list": listed,
+    }

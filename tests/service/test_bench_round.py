@@ -1,0 +1,139 @@
+"""`regime-trader bench round`: a short real run of the daemon gives figures of the right
+shape whose numbers agree with each other; the reduction classifies rounds as it says.
+
+No timing is asserted: only what holds however slow the machine is (a round lasts at least
+its slowest account's model stage; no update starts before its bar's release; counts add
+up)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service import cli
+from service.bench import round as round_bench
+from service.bench.round_figures import RoundRun, rounds
+
+REQUIRED = {"round_ms", "stages_ms", "submissions_per_update", "upload_bytes_per_update",
+            "backend", "adapter", "machine"}
+STAGES = {"fetch", "model", "strategy", "checkpoint", "orders"}
+ROUNDING_MS = 0.01  # wall times are logged to the microsecond
+
+
+def _ordered(stats: dict[str, float] | None) -> bool:
+    return stats is None or stats["p50"] <= stats["p99"] <= stats.get("max", stats["p99"])
+
+
+def test_a_short_real_run_gives_consistent_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "round.json"
+    argv = ["bench", "round", "--accounts", "2", "--instruments", "5", "--chains", "2",
+            "--window", "32", "--bars", "3", "--backend", "numpy", "--pace-s", "2",
+            "--lead-s", "6", "--json", "--out", str(out)]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert len(printed) == 1  # one JSON object, nothing else on stdout
+    result = json.loads(printed[0])
+    assert result == json.loads(out.read_text())
+    assert set(result) >= REQUIRED
+    assert set(result["round_ms"]["cold"]) == {"p50", "p99", "max"}
+    assert set(result["stages_ms"]) == STAGES
+    assert all(set(s) == {"p50", "p99"} and _ordered(s) for s in result["stages_ms"].values())
+    assert all(_ordered(result["round_ms"][k]) for k in ("cold", "warm", "warm_overlapped"))
+    _check_counts(result)
+    _check_rounds(result)
+
+
+def _check_counts(result: dict[str, Any]) -> None:
+    assert result["updates"] == 2 * 3  # --stop-after 3 in each of the 2 accounts
+    assert result["instruments_per_account"] == {"min": 2, "max": 3}
+    kinds = result["rounds"]  # how many of each depends on the machine's speed; the sum not
+    assert kinds["cold"] == 1
+    assert sum(kinds.values()) == result["round_list"][-1]["bar"] + 1
+    assert sum(r["kind"] == "incomplete" for r in result["round_list"]) == kinds["incomplete"]
+    assert (result["backend"], result["adapter"]) == ("numpy", "cpu")
+    assert result["submissions_per_update"] == result["upload_bytes_per_update"] == 0
+    assert result["machine"]["gpu"] is None and result["machine"]["cpus"] >= 1
+
+
+def _check_rounds(result: dict[str, Any]) -> None:
+    listed = result["round_list"]
+    assert listed[0]["kind"] == "cold" and listed[0]["bar"] == 0
+    assert result["round_ms"]["cold"]["max"] == listed[0]["ms"]
+    assert result["round_ms"]["cold"]["max"] >= result["cold_stages_ms"]["model"]["max"]
+    for r in listed:
+        assert r["wake_ms"] >= -ROUNDING_MS  # no account starts before the release
+        assert r["ms"] is None if r["kind"] == "incomplete" else (
+            r["ms"] >= r["model_ms_max"] - ROUNDING_MS)  # a round outlasts its model stages
+
+
+def test_the_shape_is_checked_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bench", "round", "--accounts", "3", "--instruments", "2", "--bars", "1"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--instruments 2 must be at least --accounts" in err
+    assert "--bars 1 must be at least 2" in err
+
+
+@pytest.mark.parametrize(("count", "accounts"), [(268, 5), (6, 2), (7, 3), (3, 3)])
+def test_instruments_are_shared_out_evenly(count: int, accounts: int) -> None:
+    runs = round_bench.share_out(round_bench.symbols(count), accounts)
+    sizes = [len(r) for r in runs]
+    assert len(runs) == accounts and max(sizes) - min(sizes) <= 1
+    assert [s for r in runs for s in r] == round_bench.symbols(count)
+
+
+# -- the reduction, on events written out by hand ------------------------------------------
+
+ANCHOR = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+FIRST_BAR = datetime(2026, 1, 5, 19, 47, tzinfo=UTC)
+
+
+def _update(account: str, seq: int, bar: int, start: float, commit: float, end: float,
+            model_ms: float) -> dict[str, Any]:
+    """An update.completed at bar `bar`; times in seconds after the anchor."""
+    at = ANCHOR.timestamp()
+    return {"event": "update.completed", "account": account, "seq": seq,
+            "bar_time": (FIRST_BAR + timedelta(minutes=bar)).isoformat(),
+            "started_at": at + start, "committed_at": at + commit,
+            "timestamp": (ANCHOR + timedelta(seconds=end)).isoformat(),
+            "timings_ms": {"model": model_ms}}
+
+
+def _run(events: list[dict[str, Any]]) -> RoundRun:
+    return RoundRun(events, ["a", "b"], ANCHOR, 2.0, timedelta(minutes=1))
+
+
+def test_rounds_are_timed_from_the_release_and_classified() -> None:
+    events = [
+        _update("a", 1, 0, 0.001, 1.0, 1.1, 900.0), _update("b", 1, 0, 0.002, 1.5, 1.6, 1400.0),
+        _update("a", 2, 1, 2.0, 2.5, 2.6, 400.0), _update("b", 2, 1, 2.0, 2.25, 2.3, 200.0),
+        _update("a", 3, 2, 4.5, 6.5, 6.6, 1900.0), _update("b", 3, 2, 4.0, 4.5, 4.6, 400.0),
+        _update("a", 4, 3, 6.6, 7.0, 7.1, 300.0), _update("b", 4, 3, 6.0, 6.2, 6.3, 100.0),
+        _update("a", 5, 5, 10.0, 10.5, 10.6, 400.0),  # b skipped bar 5: it ends at bar 4
+    ]
+    listed = rounds(_run(events))
+    assert [(r["bar"], r["kind"], r["ms"]) for r in listed] == [
+        (0, "cold", 1500.0), (1, "warm", 500.0), (2, "warm", 2500.0),
+        (3, "overlapped", 1000.0),  # a was still busy with bar 2 when bar 3 was released
+        (5, "incomplete", None),
+    ]
+    assert listed[2]["wake_ms"] == 0.0 and listed[2]["model_ms_max"] == 1900.0
+
+
+def test_a_worker_ready_after_the_first_release_is_refused() -> None:
+    ready = {"event": "worker.started", "account": "a", "timestamp": ANCHOR.isoformat()}
+    late = {**ready, "account": "b", "timestamp": (ANCHOR + timedelta(seconds=3)).isoformat()}
+    launched = ANCHOR.timestamp() - 5.0
+    with pytest.raises(round_bench.RoundBenchError, match=r"no worker\.started from b"):
+        round_bench._refuse_late_start(_run([ready]), launched, 5.0)
+    with pytest.raises(round_bench.LateStartError, match=r"ready 8\.0 s after launch") as error:
+        round_bench._refuse_late_start(_run([ready, late]), launched, 5.0)
+    assert error.value.startup_s == pytest.approx(8.0)
+    round_bench._refuse_late_start(_run([ready, {**late, "timestamp": ready["timestamp"]}]),
+                                   launched, 5.0)  # both ready at the release: accepted
