@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 MIN_CAPACITY = 256
 
 
@@ -74,3 +77,15 @@ def cached_bind_group(
         ],
     )
     return generation, group
+
+
+def read_back(readback: Any, nbytes: int) -> npt.NDArray[np.uint8]:
+    """The first `nbytes` of a mapped read-back buffer, copied out, the buffer unmapped
+    whatever happens (a buffer left mapped cannot be used by the next submission)."""
+    import wgpu  # noqa: PLC0415 - the pool itself is importable without a device
+
+    readback.map_sync(wgpu.MapMode.READ, 0, nbytes)
+    try:
+        return np.frombuffer(readback.read_mapped(0, nbytes), dtype=np.uint8).copy()
+    finally:
+        readback.unmap()

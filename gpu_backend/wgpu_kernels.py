@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from gpu_backend.buffer_pool import BufferPool
+from gpu_backend.buffer_pool import BufferPool, read_back
 from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD, Accumulate, hmm_source
 from gpu_backend.wgpu_device import Device, GpuCallError
@@ -199,14 +199,8 @@ class HmmKernels:
         return encoder.finish()
 
     def _read(self, readback: Any, L: int, width: int) -> Result:
-        import wgpu  # noqa: PLC0415
-
         nbytes = 8 * L + 4 * L * width + 16
-        readback.map_sync(wgpu.MapMode.READ, 0, nbytes)
-        try:
-            raw = np.frombuffer(readback.read_mapped(0, nbytes), dtype=np.uint8).copy()
-        finally:
-            readback.unmap()
+        raw = read_back(readback, nbytes)
         if self.queries is not None:
             begin, end = raw[-16:].view(np.uint64)
             self.gpu_ns += int(end - begin)  # ticks are ns on Vulkan (timestampPeriod 1)

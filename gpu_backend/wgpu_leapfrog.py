@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from gpu_backend.buffer_pool import cached_bind_group
+from gpu_backend.buffer_pool import cached_bind_group, read_back
 from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
 from gpu_backend.shaders.leapfrog import (
@@ -140,14 +140,8 @@ class LeapfrogKernels:
         return encoder.finish()
 
     def _read(self, readback: Any, L: int, D: int) -> End:
-        import wgpu  # noqa: PLC0415
-
         nbytes = 8 * L + 12 * L * D + 16
-        readback.map_sync(wgpu.MapMode.READ, 0, nbytes)
-        try:
-            raw = np.frombuffer(readback.read_mapped(0, nbytes), dtype=np.uint8).copy()
-        finally:
-            readback.unmap()
+        raw = read_back(readback, nbytes)
         if self.hmm.queries is not None:
             begin, end = raw[-16:].view(np.uint64)
             self.hmm.gpu_ns += int(end - begin)

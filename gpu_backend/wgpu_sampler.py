@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from gpu_backend.buffer_pool import cached_bind_group
+from gpu_backend.buffer_pool import cached_bind_group, read_back
 from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.shaders import sampler as shader
 from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
@@ -200,16 +200,10 @@ class DeviceSampler:
         return encoder.finish()
 
     def _read(self, readback: Any, p: Plan) -> Readout:
-        import wgpu  # noqa: PLC0415
-
         L, D, S = p.lanes, p.D, p.draws
         stamps = 16 if self.hmm.queries is not None else 0
         nbytes = 4 * L * S * (D + 1) + p.floats.nbytes + p.words.nbytes + stamps
-        readback.map_sync(wgpu.MapMode.READ, 0, nbytes)
-        try:
-            raw = np.frombuffer(readback.read_mapped(0, nbytes), dtype=np.uint8).copy()
-        finally:
-            readback.unmap()
+        raw = read_back(readback, nbytes)
         if stamps:
             begin, end = raw[-16:].view(np.uint64)
             self.hmm.gpu_ns += int(end - begin)
