@@ -31,6 +31,16 @@ class BufferPool:
         self.generation = 0
         self.created = 0  # buffers ever created: flat in steady state
 
+    def take(
+        self, sizes: dict[str, int], usage: dict[str, int], limit: int, unbounded: str
+    ) -> dict[str, Any]:
+        """Every role's buffer; the `unbounded` one (a read-back: mapped, never bound) is
+        not held to the binding limit."""
+        return {
+            role: self.get(role, n, usage[role], None if role == unbounded else limit)
+            for role, n in sizes.items()
+        }
+
     def get(self, role: str, nbytes: int, usage: int, limit: int | None = None) -> Any:
         """The role's buffer, at least nbytes; capacities stop at `limit` (a binding's max)."""
         buffer = self._buffers.get(role)

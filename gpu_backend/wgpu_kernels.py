@@ -146,10 +146,7 @@ class HmmKernels:
             "readback": 8 * L + 4 * L * launch.width + 16,
             "query": 16,
         }
-        return {
-            role: self.pool.get(role, n, self.usage[role], cap if role != "readback" else None)
-            for role, n in sizes.items()
-        }
+        return self.pool.take(sizes, self.usage, cap, "readback")
 
     def bind_group(self, buffers: dict[str, Any]) -> Any:
         generation = self.pool.generation

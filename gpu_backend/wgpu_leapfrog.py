@@ -75,10 +75,7 @@ class LeapfrogKernels:
             "taken": 4 * L,
             "lf_readback": 8 * L + 12 * L * D + 16,
         }
-        for role, n in sizes.items():
-            limit = cap if role != "lf_readback" else None
-            buffers[role] = hmm.pool.get(role, n, hmm.usage[role], limit)
-        return buffers
+        return {**buffers, **hmm.pool.take(sizes, hmm.usage, cap, "lf_readback")}
 
     def _bind(self, buffers: dict[str, Any]) -> Any:
         self._group = cached_bind_group(

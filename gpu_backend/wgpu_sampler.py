@@ -134,10 +134,7 @@ class DeviceSampler:
             "s_readback": 4 * L * S * (D + 1) + p.floats.nbytes + p.words.nbytes,
         }
         cap = hmm.device.info.max_binding
-        for role, n in sizes.items():
-            limit = cap if role != "s_readback" else None
-            buffers[role] = hmm.pool.get(role, n, self._usage[role], limit)
-        return buffers
+        return {**buffers, **hmm.pool.take(sizes, self._usage, cap, "s_readback")}
 
     def _bind(self, buffers: dict[str, Any]) -> Any:
         self._group = cached_bind_group(
