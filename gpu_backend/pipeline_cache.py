@@ -28,17 +28,24 @@ def source_hash(source: str) -> str:
 
 
 class PipelineCache:
-    def __init__(self, device: Any, bindings: tuple[str, ...] = HMM_BINDINGS) -> None:
+    def __init__(
+        self, device: Any, bindings: tuple[str, ...] = HMM_BINDINGS, *more: tuple[str, ...]
+    ) -> None:
+        """One bind group layout per group: `bindings` for group 0, `more` for 1, 2, ..."""
         import wgpu  # noqa: PLC0415
 
         self._device = device
-        self.bind_group_layout = device.create_bind_group_layout(
-            entries=[
-                {"binding": i, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
-                for i, kind in enumerate(bindings)
-            ]
-        )
-        self._layout = device.create_pipeline_layout(bind_group_layouts=[self.bind_group_layout])
+        self.bind_group_layouts = [
+            device.create_bind_group_layout(
+                entries=[
+                    {"binding": i, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
+                    for i, kind in enumerate(group)
+                ]
+            )
+            for group in (bindings, *more)
+        ]
+        self.bind_group_layout = self.bind_group_layouts[0]
+        self._layout = device.create_pipeline_layout(bind_group_layouts=self.bind_group_layouts)
         self._modules: dict[str, Any] = {}
         self._pipelines: dict[PipelineKey, Any] = {}
         self.compiled = 0  # pipelines created: flat in steady state

@@ -12,9 +12,11 @@ import math
 
 import numpy as np
 
-from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD, Accumulate
+from gpu_backend.shaders.accumulate import Accumulate
+from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD
 from gpu_backend.wgpu_device import Device, open_device
 from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, Result
+from gpu_backend.wgpu_lane_sampler import LaneSampler
 from gpu_backend.wgpu_leapfrog import End, LeapfrogKernels, Start
 from gpu_backend.wgpu_sampler import DeviceSampler, fits
 from regime_model.backend import PredictiveBatch, UpdateBatch, run_on_host
@@ -25,6 +27,10 @@ from regime_model.types import FloatArray, IntArray, Priors, Trajectory
 HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 ALL_STATES = tuple(range(MIN_STATES, MAX_STATES + 1))
 WORKGROUP = 64
+# Threads per lane of the scan kernels and the one-dispatch sampler on a GPU; a CPU adapter
+# (lavapipe) runs a thread per lane, where the scan's barriers cost more than they save
+# (docs/benchmarks.md, "The kernel: threads per lane").
+LANE_THREADS = 64
 _DEFAULT_PRIORS = Priors()
 
 
@@ -63,14 +69,24 @@ class WgpuBackend:
         accumulate: Accumulate | None = None,
         profile: bool = False,
         device_update: bool = True,
+        lane_threads: int | None = None,
     ) -> None:
         self.device = device if device is not None else open_device()
         if accumulate is None:
             accumulate = "f64" if "shader-f64" in self.device.info.features else "kahan"
-        self.kernels = HmmKernels(self.device, ALL_STATES, WORKGROUP, accumulate, profile)
+        if lane_threads is None:
+            lane_threads = 0 if self.device.info.adapter_type == "CPU" else LANE_THREADS
+        self.kernels = HmmKernels(
+            self.device, ALL_STATES, WORKGROUP, accumulate, profile, lane_threads
+        )
         self.trajectories = LeapfrogKernels(self.kernels)
-        # A warm batch's whole run in one submission (wgpu_sampler); False: the host driver.
+        # A warm batch's whole run in one submission: one dispatch with a workgroup per lane
+        # (wgpu_lane_sampler) where scan kernels are on, else a dispatch per step
+        # (wgpu_sampler); device_update=False: the host driver.
         self.sampler = DeviceSampler(self.kernels) if device_update else None
+        self.lane_sampler = (
+            LaneSampler(self.kernels, ALL_STATES) if device_update and lane_threads else None
+        )
         self._packed: tuple[FloatArray, int, list[F32]] | None = None  # y, block, y_tm blocks
 
     @property
@@ -161,6 +177,8 @@ class WgpuBackend:
         kernels: one submission per trajectory."""
         if self.sampler is not None and self.runs_on_device(batch):
             constant = constant_terms(batch.n_states, len(batch.y[0]), batch.priors)
+            if self.lane_sampler is not None and self.lane_sampler.fits(batch):
+                return self.lane_sampler.run(batch, constant)
             return self.sampler.run(batch, constant)
         return run_on_host(self, batch)
 

@@ -17,12 +17,21 @@ import numpy.typing as npt
 
 from gpu_backend.buffer_pool import BufferPool, read_back
 from gpu_backend.pipeline_cache import PipelineCache
-from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD, Accumulate, hmm_source
+from gpu_backend.shaders.accumulate import Accumulate
+from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD, hmm_source
+from gpu_backend.shaders.hmm_scan import (
+    ENTRY_PREDICTIVE_SCAN,
+    ENTRY_VALUE_GRAD_SCAN,
+    SCAN_ENTRIES,
+    TMAX,
+    scan_source,
+)
 from gpu_backend.wgpu_device import Device, GpuCallError
 from regime_model.types import Priors
 
 F32 = npt.NDArray[np.float32]
 ENTRIES = (ENTRY_VALUE_GRAD, ENTRY_PREDICTIVE)
+_SCAN_OF = {ENTRY_VALUE_GRAD: ENTRY_VALUE_GRAD_SCAN, ENTRY_PREDICTIVE: ENTRY_PREDICTIVE_SCAN}
 _MAX_GROUPS = 65_535
 R = TypeVar("R")
 
@@ -33,6 +42,13 @@ class Launch(NamedTuple):
     y_tm: F32  # [T, L]
     theta: F32  # [L, D]
     width: int  # floats per lane in out_vec
+
+
+class Kernel(NamedTuple):
+    """A pipeline and the workgroups that cover a call's lanes."""
+
+    pipeline: Any
+    groups: tuple[int, int]
 
 
 class Result(NamedTuple):
@@ -80,16 +96,24 @@ class HmmKernels:
         workgroup: int,
         accumulate: Accumulate,
         profile: bool,
+        lane_threads: int = 0,
     ) -> None:
         self.device = device
         self.workgroup = workgroup
         self.accumulate = accumulate
+        # Threads per lane of the scan kernels (shaders/hmm_scan.py); 0: one thread per lane.
+        self.lane_threads = lane_threads
         self.cache = PipelineCache(device.handle)
         self.pool = BufferPool(device.handle)
         self.usage = _usage()
-        self.sources = {K: hmm_source(K, workgroup, accumulate) for K in states}
+        self.sources = {
+            K: hmm_source(K, workgroup, accumulate)
+            + (scan_source(K, lane_threads) if lane_threads else "")
+            for K in states
+        }
+        entries = ENTRIES + (SCAN_ENTRIES if lane_threads else ())
         for K, source in self.sources.items():
-            for entry in ENTRIES:
+            for entry in entries:
                 self.cache.get(source, K, workgroup, entry)
         self._bind_group: tuple[int, Any] | None = None
         self.queries = self._query_set() if profile else None
@@ -108,6 +132,16 @@ class HmmKernels:
         if "timestamp-query" not in self.device.info.features:
             return None
         return self.device.handle.create_query_set(type="timestamp", count=2)
+
+    def kernel(self, entry: str, K: int, T: int, lanes: int) -> Kernel:
+        """The kernel that runs `entry` for lanes of T bars: a workgroup per lane where the
+        window fits in workgroup memory and scan kernels are on, else a thread per lane."""
+        if self.lane_threads and T <= TMAX:
+            pipeline = self.cache.get(self.sources[K], K, self.workgroup, _SCAN_OF[entry])
+            wide = min(lanes, _MAX_GROUPS)
+            return Kernel(pipeline, (wide, -(-lanes // wide)))
+        pipeline = self.cache.get(self.sources[K], K, self.workgroup, entry)
+        return Kernel(pipeline, (-(-lanes // self.workgroup), 1))
 
     def max_lanes(self, K: int, T: int, width: int) -> int:
         """Lanes per dispatch that keep every binding within the adapter's limits."""
@@ -169,23 +203,16 @@ class HmmKernels:
         queue.write_buffer(buffers["params"], 0, params_bytes(L, T, launch.theta.shape[1], priors))
         self.write_y(buffers["y"], launch.y_tm)
         queue.write_buffer(buffers["theta"], 0, launch.theta)
-        pipeline = self.cache.get(self.sources[launch.K], launch.K, self.workgroup, launch.entry)
-        queue.submit([self._encode(pipeline, buffers, L, launch.width)])
+        kernel = self.kernel(launch.entry, launch.K, T, L)
+        queue.submit([self._encode(kernel, buffers, L, launch.width)])
         return self._read(buffers["readback"], L, launch.width)
 
-    def _encode(self, pipeline: Any, buffers: dict[str, Any], L: int, width: int) -> Any:
+    def _encode(self, kernel: Kernel, buffers: dict[str, Any], L: int, width: int) -> Any:
         encoder = self.device.handle.create_command_encoder()
-        stamps = None
-        if self.queries is not None:
-            stamps = {
-                "query_set": self.queries,
-                "beginning_of_pass_write_index": 0,
-                "end_of_pass_write_index": 1,
-            }
-        compute = encoder.begin_compute_pass(timestamp_writes=stamps)
-        compute.set_pipeline(pipeline)
+        compute = encoder.begin_compute_pass(timestamp_writes=self.timestamp_writes())
+        compute.set_pipeline(kernel.pipeline)
         compute.set_bind_group(0, self.bind_group(buffers))
-        compute.dispatch_workgroups(-(-L // self.workgroup))
+        compute.dispatch_workgroups(*kernel.groups)
         compute.end()
         out = buffers["readback"]
         encoder.copy_buffer_to_buffer(buffers["value"], 0, out, 0, 8 * L)
@@ -194,6 +221,16 @@ class HmmKernels:
             encoder.resolve_query_set(self.queries, 0, 2, buffers["query"], 0)
             encoder.copy_buffer_to_buffer(buffers["query"], 0, out, 8 * L + 4 * L * width, 16)
         return encoder.finish()
+
+    def timestamp_writes(self) -> dict[str, Any] | None:
+        """A compute pass's begin and end timestamps when profiling, else None."""
+        if self.queries is None:
+            return None
+        return {
+            "query_set": self.queries,
+            "beginning_of_pass_write_index": 0,
+            "end_of_pass_write_index": 1,
+        }
 
     def _read(self, readback: Any, L: int, width: int) -> Result:
         nbytes = 8 * L + 4 * L * width + 16

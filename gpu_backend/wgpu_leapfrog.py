@@ -79,8 +79,12 @@ class LeapfrogKernels:
 
     def _bind(self, buffers: dict[str, Any]) -> Any:
         self._group = cached_bind_group(
-            self._group, self.hmm.pool.generation, self.hmm.device.handle,
-            self.cache.bind_group_layout, buffers, _ROLES,
+            self._group,
+            self.hmm.pool.generation,
+            self.hmm.device.handle,
+            self.cache.bind_group_layout,
+            buffers,
+            _ROLES,
         )
         return self._group[1]
 
@@ -106,25 +110,23 @@ class LeapfrogKernels:
     def _encode(self, buffers: dict[str, Any], start: Start, steps: int) -> Any:
         hmm = self.hmm
         L, D = start.theta.shape
-        value_grad = hmm.cache.get(hmm.sources[start.K], start.K, hmm.workgroup, ENTRY_VALUE_GRAD)
+        value_grad = hmm.kernel(ENTRY_VALUE_GRAD, start.K, start.y_tm.shape[0], L)
         drift = self.cache.get(self._source, 0, hmm.workgroup, ENTRY_DRIFT)
         kick = self.cache.get(self._source, 0, hmm.workgroup, ENTRY_KICK)
         hmm_group, lf_group = hmm.bind_group(buffers), self._bind(buffers)
         encoder = hmm.device.handle.create_command_encoder()
-        stamps = None
-        if hmm.queries is not None:
-            stamps = {
-                "query_set": hmm.queries,
-                "beginning_of_pass_write_index": 0,
-                "end_of_pass_write_index": 1,
-            }
-        compute = encoder.begin_compute_pass(timestamp_writes=stamps)
-        groups = -(-L // hmm.workgroup)
+        compute = encoder.begin_compute_pass(timestamp_writes=hmm.timestamp_writes())
+        lane_groups = (-(-L // hmm.workgroup), 1)
+        passes = (
+            (drift, lf_group, lane_groups),
+            (value_grad.pipeline, hmm_group, value_grad.groups),
+            (kick, lf_group, lane_groups),
+        )
         for _ in range(steps):
-            for pipeline, group in ((drift, lf_group), (value_grad, hmm_group), (kick, lf_group)):
+            for pipeline, group, groups in passes:
                 compute.set_pipeline(pipeline)
                 compute.set_bind_group(0, group)
-                compute.dispatch_workgroups(groups)
+                compute.dispatch_workgroups(*groups)
         compute.end()
         out, offset = buffers["lf_readback"], 0
         for role, n in (("value", 8 * L), ("theta", 4 * L * D), ("momentum", 4 * L * D)):

@@ -120,7 +120,7 @@ class DeviceSampler:
         t0 = time.perf_counter()
         p = plan(batch)
         out = self.hmm.guarded(lambda: self._run(batch, p))
-        return _result(batch, p, out, constant, 1e3 * (time.perf_counter() - t0))
+        return sample_result(batch, p, out, constant, 1e3 * (time.perf_counter() - t0))
 
     def _buffers(self, batch: UpdateBatch, p: Plan, y_tm: F32) -> dict[str, Any]:
         hmm, L, D, S = self.hmm, p.lanes, p.D, p.draws
@@ -138,8 +138,12 @@ class DeviceSampler:
 
     def _bind(self, buffers: dict[str, Any]) -> Any:
         self._group = cached_bind_group(
-            self._group, self.hmm.pool.generation, self.hmm.device.handle,
-            self.cache.bind_group_layout, buffers, _ROLES,
+            self._group,
+            self.hmm.pool.generation,
+            self.hmm.device.handle,
+            self.cache.bind_group_layout,
+            buffers,
+            _ROLES,
         )
         return self._group[1]
 
@@ -155,31 +159,31 @@ class DeviceSampler:
         queue.write_buffer(buffers["theta"], 0, np.ascontiguousarray(p.floats[:, :D]))
         for role, data in (("s_float", p.floats), ("s_word", p.words), ("s_steps", p.steps)):
             queue.write_buffer(buffers[role], 0, data)
-        queue.submit([self._encode(buffers, batch.n_states, p)])
+        queue.submit([self._encode(buffers, batch.n_states, T, p)])
         self.submissions += 1
         return self._read(buffers["s_readback"], p)
 
-    def _encode(self, buffers: dict[str, Any], K: int, p: Plan) -> Any:
+    def _encode(self, buffers: dict[str, Any], K: int, T: int, p: Plan) -> Any:
         hmm = self.hmm
-        value_grad = hmm.cache.get(hmm.sources[K], K, hmm.workgroup, ENTRY_VALUE_GRAD)
+        value_grad = hmm.kernel(ENTRY_VALUE_GRAD, K, T, p.lanes)
         hmm_group, s_group = hmm.bind_group(buffers), self._bind(buffers)
         kernels = {e: self.cache.get(self._source, 0, hmm.workgroup, e) for e in shader.ENTRIES}
         groups = -(-p.lanes // hmm.workgroup)
         encoder = hmm.device.handle.create_command_encoder()
-        compute = encoder.begin_compute_pass(timestamp_writes=_stamps(hmm))
+        compute = encoder.begin_compute_pass(timestamp_writes=hmm.timestamp_writes())
 
-        def dispatch(pipeline: Any, group: Any) -> None:
+        def dispatch(pipeline: Any, group: Any, size: tuple[int, int] = (groups, 1)) -> None:
             compute.set_pipeline(pipeline)
             compute.set_bind_group(0, group)
-            compute.dispatch_workgroups(groups)
+            compute.dispatch_workgroups(*size)
 
-        dispatch(value_grad, hmm_group)
+        dispatch(value_grad.pipeline, hmm_group, value_grad.groups)
         dispatch(kernels[shader.ENTRY_INIT], s_group)
         for n in p.steps:
             dispatch(kernels[shader.ENTRY_BEGIN], s_group)
             for _ in range(int(n)):
                 dispatch(kernels[shader.ENTRY_DRIFT], s_group)
-                dispatch(value_grad, hmm_group)
+                dispatch(value_grad.pipeline, hmm_group, value_grad.groups)
                 dispatch(kernels[shader.ENTRY_KICK], s_group)
             dispatch(kernels[shader.ENTRY_FINISH], s_group)
         compute.end()
@@ -213,17 +217,9 @@ class DeviceSampler:
         )
 
 
-def _stamps(hmm: HmmKernels) -> dict[str, Any] | None:
-    if hmm.queries is None:
-        return None
-    return {
-        "query_set": hmm.queries,
-        "beginning_of_pass_write_index": 0,
-        "end_of_pass_write_index": 1,
-    }
-
-
-def _result(batch: UpdateBatch, p: Plan, out: Readout, const: float, ms: float) -> SampleResult:
+def sample_result(
+    batch: UpdateBatch, p: Plan, out: Readout, const: float, ms: float
+) -> SampleResult:
     """The device's read back as the host sampler's SampleResult (float64)."""
     D, S = p.D, max(p.draws, 1)
     scalars = out.floats[:, 4 * D :].astype(np.float64)

@@ -14,13 +14,9 @@ from typing import NamedTuple, Protocol
 
 from regime_model import hmc, rng
 from regime_model.sampler import LaneStart, SamplerConfig, SampleResult, sample
-from regime_model.types import FloatArray, IntArray, Priors, Trajectory
+from regime_model.types import FloatArray, IntArray, PredictiveBatch, Priors, Trajectory
 
-
-class PredictiveBatch(NamedTuple):
-    filtered_last: FloatArray  # [L, K] P(regime at the last bar | y)
-    mean: FloatArray  # [L] mean of the next (scaled) return
-    var: FloatArray  # [L] variance of the next (scaled) return
+__all__ = ["Backend", "PredictiveBatch", "UpdateBatch", "run_on_host"]
 
 
 class UpdateBatch(NamedTuple):

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from regime_model import adaptation, chees, hmc, rng
-from regime_model.types import BoolArray, FloatArray, IntArray, LogDensityFn
+from regime_model.types import BoolArray, FloatArray, IntArray, LogDensityFn, PredictiveBatch
 
 
 class SamplerConfig(NamedTuple):
@@ -55,6 +55,9 @@ class SampleResult(NamedTuple):
     energy: FloatArray  # [L, S] Hamiltonian at each draw, for E-BFMI
     trajectory_length: FloatArray  # [L] integration time used while sampling
     mean_steps: FloatArray  # [L] mean leapfrog steps per draw
+    # At every draw ([L * S] lanes, draw-minor), when the backend computed it with the draws
+    # (the device sampler does, in the same submission); None: the caller asks for it.
+    predictive: PredictiveBatch | None = None
 
 
 class _Warmup(NamedTuple):
@@ -116,9 +119,7 @@ class _Step(NamedTuple):
     jitter: FloatArray  # [L] trajectory fraction ("chees"), ones for "jitter"
 
 
-def _adapt(
-    w: _Warmup, outcome: _Step, state: hmc.HMCState, i: int, cfg: SamplerConfig
-) -> _Warmup:
+def _adapt(w: _Warmup, outcome: _Step, state: hmc.HMCState, i: int, cfg: SamplerConfig) -> _Warmup:
     sched, info = w.schedule, outcome.info
     ch = w.chees
     if cfg.trajectory == "chees":

@@ -68,3 +68,11 @@ class Priors:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"Priors.{name} must be a positive finite number, got {value!r}")
+
+
+class PredictiveBatch(NamedTuple):
+    """Per lane, the model's view of the next bar: what the strategy reads."""
+
+    filtered_last: FloatArray  # [L, K] P(regime at the last bar | y)
+    mean: FloatArray  # [L] mean of the next (scaled) return
+    var: FloatArray  # [L] variance of the next (scaled) return

@@ -198,12 +198,14 @@ class _Summary(NamedTuple):
 
 
 def _summarise(
-    draws: FloatArray, y: FloatArray, scale: FloatArray, spec: ModelSpec, backend: Backend
+    result: SampleResult, y: FloatArray, scale: FloatArray, spec: ModelSpec, backend: Backend
 ) -> _Summary:
     """Posterior means over all draws; the predictive sd by the law of total variance."""
-    L, S, D = draws.shape
+    L, S, D = result.draws.shape
     N, K = len(scale), spec.n_states
-    pred = backend.hmm_predictive(draws.reshape(L * S, D), np.repeat(y, S, axis=0), K)
+    pred = result.predictive
+    if pred is None:
+        pred = backend.hmm_predictive(result.draws.reshape(L * S, D), np.repeat(y, S, axis=0), K)
     probs = pred.filtered_last.reshape(N, -1, K).mean(axis=1)
     mean = pred.mean.reshape(N, -1)
     pm = mean.mean(axis=1)
@@ -268,7 +270,7 @@ def refresh(
     t0 = time.perf_counter()
     draws = result.draws.reshape(N, C, spec.draws, -1)
     diag = convergence(draws)
-    summary = _summarise(result.draws, y, scale, spec, backend)
+    summary = _summarise(result, y, scale, spec, backend)
     # The gate is on what the strategy trades on. In a window that shows one regime only,
     # the unused state's parameters are weakly identified and their R-hat stays high
     # although every chain agrees on P(turbulent) and the predictive sd.

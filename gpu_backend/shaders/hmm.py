@@ -15,36 +15,10 @@ not depend on the data (-T/2 log 2 pi, the priors' normalisers) are added on the
 
 from __future__ import annotations
 
-from typing import Literal
+from gpu_backend.shaders.accumulate import ACC_F64, ACC_KAHAN, Accumulate
 
-Accumulate = Literal["f64", "kahan"]
 ENTRY_VALUE_GRAD = "value_grad"
 ENTRY_PREDICTIVE = "predictive"
-
-_ACC_F64 = """
-alias Acc = f64;
-fn acc_zero() -> Acc { return f64(0.0); }
-fn acc_add(a: Acc, x: f32) -> Acc { return a + f64(x); }
-fn acc_f32(a: Acc) -> f32 { return f32(a); }
-fn acc_split(a: Acc) -> vec2<f32> { let hi = f32(a); return vec2<f32>(hi, f32(a - f64(hi))); }
-fn acc_sum(a: Acc, b: Acc) -> Acc { return a + b; }
-fn acc_residual(a: Acc, p: f32, b: Acc) -> f32 { return f32(a - f64(p) * b); }
-"""
-
-_ACC_KAHAN = """
-alias Acc = vec2<f32>;  // (sum, compensation)
-fn opaque(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ params.zero_bits); }
-fn acc_zero() -> Acc { return vec2<f32>(0.0, 0.0); }
-fn acc_add(a: Acc, x: f32) -> Acc {
-    let v = x - a.y;
-    let s = opaque(a.x + v);
-    return vec2<f32>(s, opaque(s - a.x) - v);
-}
-fn acc_f32(a: Acc) -> f32 { return a.x - a.y; }
-fn acc_split(a: Acc) -> vec2<f32> { return vec2<f32>(a.x, -a.y); }
-fn acc_sum(a: Acc, b: Acc) -> Acc { return acc_add(acc_add(a, b.x), -b.y); }
-fn acc_residual(a: Acc, p: f32, b: Acc) -> f32 { return (a.x - p * b.x) - (a.y - p * b.y); }
-"""
 
 _COMMON = """
 const K: u32 = {K}u;
@@ -58,7 +32,7 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> y: array<f32>;                 // [T, lanes]
-@group(0) @binding(2) var<storage, read> theta: array<f32>;             // [lanes, D]
+@group(0) @binding(2) var<storage, {THETA}> theta: array<f32>;          // [lanes, D]
 @group(0) @binding(3) var<storage, read_write> out_value: array<vec2<f32>>;  // [lanes]
 @group(0) @binding(4) var<storage, read_write> out_vec: array<f32>;     // [lanes, D or K+2]
 @group(0) @binding(5) var<storage, read_write> alpha_store: array<f32>; // [T, K, lanes]
@@ -264,30 +238,48 @@ fn value_grad(@builtin(global_invocation_id) gid: vec3<u32>) {
 """
 
 _PREDICTIVE = """
+struct Predictive { a: array<f32, K>, mean: f32, var_: f32 };
+
+// The next return's predictive mean and variance under the filtered message `a` of the
+// last bar.
+fn predictive_of(m: Model, a: array<f32, K>) -> Predictive {
+    let w = predicted(m, a);
+    var p: Predictive;
+    p.a = a;
+    p.mean = 0.0;
+    var second = 0.0;
+    for (var k = 0u; k < K; k++) {
+        p.mean += w[k] * m.mu[k];
+        second += w[k] * (exp(2.0 * m.log_sigma[k]) + m.mu[k] * m.mu[k]);
+    }
+    p.var_ = max(second - p.mean * p.mean, 0.0);
+    return p;
+}
+
+fn write_predictive(m: Model, a: array<f32, K>, lane: u32) {
+    let p = predictive_of(m, a);
+    let base = lane * (K + 2u);
+    for (var k = 0u; k < K; k++) { out_vec[base + k] = p.a[k]; }
+    out_vec[base + K] = p.mean;
+    out_vec[base + K + 1u] = p.var_;
+}
+
 @compute @workgroup_size(WG)
 fn predictive(@builtin(global_invocation_id) gid: vec3<u32>) {
     let lane = gid.x;
     if (lane >= params.lanes) { return; }
     let m = load_model(lane);
     let f = forward(m, lane, false);
-    let w = predicted(m, f.a);
-    var mean = 0.0;
-    var second = 0.0;
-    let base = lane * (K + 2u);
-    for (var k = 0u; k < K; k++) {
-        out_vec[base + k] = f.a[k];
-        mean += w[k] * m.mu[k];
-        second += w[k] * (exp(2.0 * m.log_sigma[k]) + m.mu[k] * m.mu[k]);
-    }
-    out_vec[base + K] = mean;
-    out_vec[base + K + 1u] = max(second - mean * mean, 0.0);
+    write_predictive(m, f.a, lane);
     out_value[lane] = acc_split(f.ll);
 }
 """
 
 
-def hmm_source(K: int, workgroup: int, accumulate: Accumulate) -> str:
-    """The WGSL module (both entry points) for K states; array sizes need code generation."""
-    acc = _ACC_F64 if accumulate == "f64" else _ACC_KAHAN
+def hmm_source(K: int, workgroup: int, accumulate: Accumulate, theta_writable: bool = False) -> str:
+    """The WGSL module (both entry points) for K states; array sizes need code generation.
+    `theta_writable`: theta bound read-write, for a module whose sampler moves it."""
+    acc = ACC_F64 if accumulate == "f64" else ACC_KAHAN
     common = _COMMON.replace("{K}", str(K)).replace("{WG}", str(workgroup))
+    common = common.replace("{THETA}", "read_write" if theta_writable else "read")
     return common + acc + _VALUE_GRAD + _PREDICTIVE

@@ -43,7 +43,6 @@ SAMPLER_BINDINGS: tuple[str, ...] = (
 )
 
 _SOURCE = """
-const WG: u32 = {WG}u;
 const NS: u32 = {NS}u;
 const NW: u32 = {NW}u;
 
@@ -52,16 +51,7 @@ struct Sp {
     target_accept: f32, pad0: u32, pad1: u32, pad2: u32,
 };
 
-@group(0) @binding(0) var<uniform> sp: Sp;
-@group(0) @binding(1) var<storage, read_write> x: array<f32>;      // [lanes, D] trajectory
-@group(0) @binding(2) var<storage, read> value: array<vec2<f32>>;  // [lanes] at x
-@group(0) @binding(3) var<storage, read> grad: array<f32>;         // [lanes, D] at x
-@group(0) @binding(4) var<storage, read_write> fs: array<f32>;     // [lanes, 4 D + NS]
-@group(0) @binding(5) var<storage, read_write> us: array<u32>;     // [lanes, NW]
-@group(0) @binding(6) var<storage, read> steps: array<u32>;        // [iterations]
-// draws [lanes, S, D], then energy [lanes, S]
-@group(0) @binding(7) var<storage, read_write> out: array<f32>;
-
+{DECLARATIONS}
 fn finite(v: f32) -> bool { return (bitcast<u32>(v) & 0x7F800000u) != 0x7F800000u; }
 fn fbase(l: u32) -> u32 { return l * (4u * sp.D + NS); }
 fn scalar(l: u32) -> u32 { return fbase(l) + 4u * sp.D; }
@@ -77,24 +67,18 @@ fn kinetic(l: u32, p_at: u32) -> f32 {
 }
 
 // The starting state's log density and gradient, sanitised like hmc.init.
-@compute @workgroup_size(WG)
-fn init_state(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let l = gid.x;
-    if (l >= sp.lanes) { return; }
+fn init_lane(l: u32) {
     let b = fbase(l);
-    var ok = finite(value[l].x) && finite(value[l].y);
-    for (var d = 0u; d < sp.D; d++) { ok = ok && finite(grad[l * sp.D + d]); }
-    for (var d = 0u; d < sp.D; d++) { fs[b + sp.D + d] = select(0.0, grad[l * sp.D + d], ok); }
-    fs[scalar(l) + {LP_HI}u] = select(0.0, value[l].x, ok);
-    fs[scalar(l) + {LP_LO}u] = select(0.0, value[l].y, ok);
+    var ok = finite(out_value[l].x) && finite(out_value[l].y);
+    for (var d = 0u; d < sp.D; d++) { ok = ok && finite(out_vec[l * sp.D + d]); }
+    for (var d = 0u; d < sp.D; d++) { fs[b + sp.D + d] = select(0.0, out_vec[l * sp.D + d], ok); }
+    fs[scalar(l) + {LP_HI}u] = select(0.0, out_value[l].x, ok);
+    fs[scalar(l) + {LP_LO}u] = select(0.0, out_value[l].y, ok);
     us[l * NW + {OK}u] = select(0u, 1u, ok);
 }
 
 // Momentum ~ N(0, inv_mass^-1) from rng.Purpose.MOMENTUM, kinetic energy, opening half kick.
-@compute @workgroup_size(WG)
-fn begin(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let l = gid.x;
-    if (l >= sp.lanes) { return; }
+fn begin_lane(l: u32) {
     let b = fbase(l);
     let u = l * NW;
     // Iterations count from the start of sampling (sampler._transition), wrapping below 0.
@@ -111,33 +95,29 @@ fn begin(@builtin(global_invocation_id) gid: vec3<u32>) {
     let eps = fs[scalar(l) + {EPS}u];
     for (var d = 0u; d < sp.D; d++) {
         fs[p_at + d] = fs[p_at + d] + 0.5 * eps * fs[b + sp.D + d];
-        x[l * sp.D + d] = fs[b + d];
+        theta[l * sp.D + d] = fs[b + d];
     }
     us[u + {TAKEN}u] = 0u;
 }
 
-@compute @workgroup_size(WG)
-fn drift(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let l = gid.x;
-    if (l >= sp.lanes || us[l * NW + {TAKEN}u] >= steps[us[l * NW + {IT}u]]) { return; }
+fn drift_lane(l: u32) {
+    if (us[l * NW + {TAKEN}u] >= steps[us[l * NW + {IT}u]]) { return; }
     let b = fbase(l);
     let eps = fs[scalar(l) + {EPS}u];
     for (var d = 0u; d < sp.D; d++) {
-        x[l * sp.D + d] = x[l * sp.D + d] + (eps * fs[b + 3u * sp.D + d]) * fs[b + 2u * sp.D + d];
+        let i = l * sp.D + d;
+        theta[i] = theta[i] + (eps * fs[b + 3u * sp.D + d]) * fs[b + 2u * sp.D + d];
     }
 }
 
-@compute @workgroup_size(WG)
-fn kick(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let l = gid.x;
-    if (l >= sp.lanes) { return; }
+fn kick_lane(l: u32) {
     let c = us[l * NW + {TAKEN}u];
     let n = steps[us[l * NW + {IT}u]];
     if (c >= n) { return; }
     let eps = fs[scalar(l) + {EPS}u];
     let h = select(eps, 0.5 * eps, c + 1u == n);
     let p_at = fbase(l) + 2u * sp.D;
-    for (var d = 0u; d < sp.D; d++) { fs[p_at + d] = fs[p_at + d] + h * grad[l * sp.D + d]; }
+    for (var d = 0u; d < sp.D; d++) { fs[p_at + d] = fs[p_at + d] + h * out_vec[l * sp.D + d]; }
     us[l * NW + {TAKEN}u] = c + 1u;
 }
 """
@@ -150,15 +130,15 @@ struct Outcome { accept: bool, rate: f32, divergent: bool, energy: f32 };
 fn metropolis(l: u32, iteration: u32) -> Outcome {
     let b = fbase(l);
     let s = scalar(l);
-    var ok = finite(value[l].x) && finite(value[l].y);
+    var ok = finite(out_value[l].x) && finite(out_value[l].y);
     for (var d = 0u; d < sp.D; d++) {
         let i = l * sp.D + d;
-        ok = ok && finite(x[i]) && finite(fs[b + 2u * sp.D + d]) && finite(grad[i]);
+        ok = ok && finite(theta[i]) && finite(fs[b + 2u * sp.D + d]) && finite(out_vec[i]);
     }
     let k1 = kinetic(l, b + 2u * sp.D);
     ok = ok && finite(k1);
     let start_ok = us[l * NW + {OK}u] == 1u;
-    let lp_diff = (value[l].x - fs[s + {LP_HI}u]) + (value[l].y - fs[s + {LP_LO}u]);
+    let lp_diff = (out_value[l].x - fs[s + {LP_HI}u]) + (out_value[l].y - fs[s + {LP_LO}u]);
     let delta = (k1 - fs[s + {K0}u]) - lp_diff;
     let w = philox(vec4<u32>(1u << 24u, iteration, us[l * NW + 2u], us[l * NW + 3u]),
                    vec2<u32>(us[l * NW], us[l * NW + 1u]));
@@ -168,7 +148,7 @@ fn metropolis(l: u32, iteration: u32) -> Outcome {
     o.rate = select(0.0, select(1.0, exp(-max(delta, 0.0)), start_ok), ok);
     o.divergent = !ok || (start_ok && delta > {DIVERGENCE});
     let h0 = fs[s + {K0}u] - (fs[s + {LP_HI}u] + fs[s + {LP_LO}u]);
-    o.energy = select(h0, k1 - (value[l].x + value[l].y), o.accept);
+    o.energy = select(h0, k1 - (out_value[l].x + out_value[l].y), o.accept);
     return o;
 }
 
@@ -186,21 +166,18 @@ fn dual_averaging(l: u32, it: u32, rate: f32) {
     fs[s + {EPS}u] = exp(select(log_step, log_avg, it + 1u == sp.warmup));
 }
 
-@compute @workgroup_size(WG)
-fn finish(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let l = gid.x;
-    if (l >= sp.lanes) { return; }
+fn finish_lane(l: u32) {
     let b = fbase(l);
     let s = scalar(l);
     let it = us[l * NW + {IT}u];
     let o = metropolis(l, it - sp.warmup);
     if (o.accept) {
         for (var d = 0u; d < sp.D; d++) {
-            fs[b + d] = x[l * sp.D + d];
-            fs[b + sp.D + d] = grad[l * sp.D + d];
+            fs[b + d] = theta[l * sp.D + d];
+            fs[b + sp.D + d] = out_vec[l * sp.D + d];
         }
-        fs[s + {LP_HI}u] = value[l].x;
-        fs[s + {LP_LO}u] = value[l].y;
+        fs[s + {LP_HI}u] = out_value[l].x;
+        fs[s + {LP_LO}u] = out_value[l].y;
         us[l * NW + {OK}u] = 1u;
     }
     if (it < sp.warmup) {
@@ -217,8 +194,53 @@ fn finish(@builtin(global_invocation_id) gid: vec3<u32>) {
 """
 
 
-def sampler_source(workgroup: int) -> str:
-    """The WGSL module of every entry point, constants from regime_model's own."""
+# The standalone module's bindings (SAMPLER_BINDINGS); theta, out_value and out_vec are the
+# HMM kernels' buffers of the same names, bound here too.
+_STANDALONE = """
+@group(0) @binding(0) var<uniform> sp: Sp;
+@group(0) @binding(1) var<storage, read_write> theta: array<f32>;      // [lanes, D] trajectory
+@group(0) @binding(2) var<storage, read> out_value: array<vec2<f32>>;  // [lanes] at theta
+@group(0) @binding(3) var<storage, read> out_vec: array<f32>;          // [lanes, D] at theta
+@group(0) @binding(4) var<storage, read_write> fs: array<f32>;     // [lanes, 4 D + NS]
+@group(0) @binding(5) var<storage, read_write> us: array<u32>;     // [lanes, NW]
+@group(0) @binding(6) var<storage, read> steps: array<u32>;        // [iterations]
+// draws [lanes, S, D], then energy [lanes, S]
+@group(0) @binding(7) var<storage, read_write> out: array<f32>;
+"""
+
+# One thread per lane, one dispatch per step (wgpu_sampler records them in one pass).
+_ENTRIES = """
+const WG: u32 = {WG}u;
+
+@compute @workgroup_size(WG)
+fn init_state(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < sp.lanes) { init_lane(gid.x); }
+}
+
+@compute @workgroup_size(WG)
+fn begin(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < sp.lanes) { begin_lane(gid.x); }
+}
+
+@compute @workgroup_size(WG)
+fn drift(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < sp.lanes) { drift_lane(gid.x); }
+}
+
+@compute @workgroup_size(WG)
+fn kick(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < sp.lanes) { kick_lane(gid.x); }
+}
+
+@compute @workgroup_size(WG)
+fn finish(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < sp.lanes) { finish_lane(gid.x); }
+}
+"""
+
+
+def sampler_functions(workgroup: int, declarations: str) -> str:
+    """Philox and the per-lane sampler steps over `declarations` (the bindings)."""
     from regime_model import adaptation, hmc  # noqa: PLC0415 - constants only
 
     names = {
@@ -229,7 +251,12 @@ def sampler_source(workgroup: int) -> str:
         "DIVERGENCE": f"{hmc.DIVERGENCE_ENERGY:.1f}", "T0": f"{adaptation.T0:.1f}",
         "GAMMA": f"{adaptation.GAMMA}", "KAPPA": f"{adaptation.KAPPA}",
     }  # fmt: skip
-    source = PHILOX_WGSL + _SOURCE + _FINISH
+    source = PHILOX_WGSL + _SOURCE.replace("{DECLARATIONS}", declarations) + _FINISH
     for name, value in names.items():
         source = source.replace("{" + name + "}", str(value))
     return source
+
+
+def sampler_source(workgroup: int) -> str:
+    """The WGSL module of every entry point, constants from regime_model's own."""
+    return sampler_functions(workgroup, _STANDALONE) + _ENTRIES.replace("{WG}", str(workgroup))

@@ -1,0 +1,104 @@
+"""WGSL of a whole warm sampler run in ONE dispatch: a workgroup per lane, start to end.
+
+shaders/sampler.py's one-thread-per-lane steps need a dispatch per leapfrog step (about
+1,700 per update, recorded by the host, each waiting for the last). Lanes never talk to
+each other, so nothing forces that: here one workgroup runs its lane's whole update, the
+window loaded into workgroup memory once. Thread 0 does the per-lane scalar work with
+sampler.py's own functions (momentum from the device Philox, drift, kick, the Metropolis
+test, dual averaging, the draw's record); every thread takes part in each gradient
+(shaders/hmm_scan.py's parallel-in-time forward-backward), with a storage barrier at each
+hand-over. After each draw the workgroup filters the window at the draw and writes what
+the strategy reads (P(regime | window), the next return's predictive mean and variance),
+so the summary needs no second submission and no upload of the window per draw.
+
+Bindings: group 0 is the HMM kernels' own (theta read-write: the trajectory moves it);
+group 1 the sampler's state and outputs.
+"""
+
+from __future__ import annotations
+
+from gpu_backend.pipeline_cache import HMM_BINDINGS
+from gpu_backend.shaders.accumulate import Accumulate
+from gpu_backend.shaders.hmm import hmm_source
+from gpu_backend.shaders.hmm_scan import lane_threads_for, scan_source
+from gpu_backend.shaders.sampler import sampler_functions
+
+ENTRY_RUN = "run_lanes"
+HMM_RW_BINDINGS = (*HMM_BINDINGS[:2], "storage", *HMM_BINDINGS[3:])
+LANE_SAMPLER_BINDINGS: tuple[str, ...] = (
+    "uniform",
+    "storage",
+    "storage",
+    "read-only-storage",
+    "storage",
+    "storage",
+)
+
+_DECLARATIONS = """
+@group(1) @binding(0) var<uniform> sp: Sp;
+@group(1) @binding(1) var<storage, read_write> fs: array<f32>;     // [lanes, 4 D + NS]
+@group(1) @binding(2) var<storage, read_write> us: array<u32>;     // [lanes, NW]
+@group(1) @binding(3) var<storage, read> steps: array<u32>;        // [iterations]
+// draws [lanes, S, D], then energy [lanes, S]
+@group(1) @binding(4) var<storage, read_write> out: array<f32>;
+// per draw: P(regime k | window) [K], the next return's mean and variance: [lanes, S, K + 2]
+@group(1) @binding(5) var<storage, read_write> pred: array<f32>;
+"""
+
+_RUN = """
+// The draw's predictive from the workgroup's filter at the accepted position.
+fn record_predictive(lane: u32, j: u32, c: Chunk, draw: u32) {
+    if (j == 0u) {
+        for (var d = 0u; d < sp.D; d++) { theta[lane * sp.D + d] = fs[fbase(lane) + d]; }
+    }
+    storageBarrier();
+    let m = load_model(lane);
+    let filtered = filter_at(lane, j, c, m);
+    if (filtered.last) {
+        let p = predictive_of(m, filtered.f.a);
+        let at = (lane * sp.draws + draw) * (K + 2u);
+        for (var k = 0u; k < K; k++) { pred[at + k] = p.a[k]; }
+        pred[at + K] = p.mean;
+        pred[at + K + 1u] = p.var_;
+    }
+}
+
+@compute @workgroup_size(LT)
+fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) groups: vec3<u32>,
+             @builtin(local_invocation_index) j: u32) {
+    let lane = wid.y * groups.x + wid.x;
+    if (lane >= params.lanes) { return; }
+    let c = load_window(lane, j);
+    gradient_at(lane, j, c);
+    storageBarrier();
+    if (j == 0u) { init_lane(lane); }
+    storageBarrier();
+    for (var it = 0u; it < sp.warmup + sp.draws; it++) {
+        if (j == 0u) { begin_lane(lane); }
+        storageBarrier();
+        for (var s = 0u; s < steps[it]; s++) {
+            if (j == 0u) { drift_lane(lane); }
+            storageBarrier();
+            gradient_at(lane, j, c);
+            storageBarrier();
+            if (j == 0u) { kick_lane(lane); }
+        }
+        if (j == 0u) { finish_lane(lane); }
+        storageBarrier();
+        if (it >= sp.warmup) { record_predictive(lane, j, c, it - sp.warmup); }
+        storageBarrier();
+    }
+}
+"""
+
+
+def lane_sampler_source(K: int, lane_threads: int, workgroup: int, accumulate: Accumulate) -> str:
+    """The one-dispatch module for K states (`workgroup`: the HMM module's own constant)."""
+    lt = lane_threads_for(K, lane_threads)
+    return (
+        hmm_source(K, workgroup, accumulate, theta_writable=True)
+        + scan_source(K, lt)
+        + sampler_functions(workgroup, _DECLARATIONS)
+        + _RUN.replace("{LT}", str(lt))
+    )

@@ -1,0 +1,51 @@
+"""WGSL: one lane's sums over time, added across its workgroup in one tree.
+
+Each thread of a scan kernel (shaders/hmm_scan.py) holds its chunk's log likelihood and
+gradient sums (hmm.py's `Sums`) in the accumulator `Acc`; they are packed into one array,
+so the whole set takes log2(LT) rounds of barriers rather than that many per sum.
+"""
+
+from __future__ import annotations
+
+WORKGROUP_SUMS = """
+const NV: u32 = 1u + 2u * K + K * K;  // ll, gz [K], gzz [K], n [K, K]
+alias Totals = array<Acc, NV>;
+
+var<workgroup> red: array<Totals, LT>;
+
+// Every thread's sums added over the workgroup in one tree (thread 0 gets the totals).
+fn reduce(mine: Totals, j: u32) -> Totals {
+    red[j] = mine;
+    workgroupBarrier();
+    for (var d = LT / 2u; d > 0u; d >>= 1u) {
+        if (j < d) {
+            for (var i = 0u; i < NV; i++) { red[j][i] = acc_sum(red[j][i], red[j + d][i]); }
+        }
+        workgroupBarrier();
+    }
+    let total = red[0];
+    workgroupBarrier();
+    return total;
+}
+
+fn pack(ll: Acc, s: Sums) -> Totals {
+    var v: Totals;
+    v[0] = ll;
+    for (var k = 0u; k < K; k++) {
+        v[1u + k] = s.gz[k];
+        v[1u + K + k] = s.gzz[k];
+        for (var i = 0u; i < K; i++) { v[1u + 2u * K + k * K + i] = s.n[k][i]; }
+    }
+    return v;
+}
+
+fn unpack(v: Totals) -> Sums {
+    var s: Sums;
+    for (var k = 0u; k < K; k++) {
+        s.gz[k] = v[1u + k];
+        s.gzz[k] = v[1u + K + k];
+        for (var i = 0u; i < K; i++) { s.n[k][i] = v[1u + 2u * K + k * K + i]; }
+    }
+    return s;
+}
+"""

@@ -1,0 +1,122 @@
+"""A workgroup per lane: the scan kernels and the one-dispatch warm update.
+
+On a GPU these are the default (gpu_backend.wgpu_backend.LANE_THREADS); lavapipe runs a
+thread per lane by default, so here the backends ask for lane threads explicitly, with
+counts that leave chunks of one bar, several bars and none (more threads than bars).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from wgpu_fixtures import fixture_gpu_device  # noqa: F401 - fixture
+
+from gpu_backend.identity import regime_returns
+from gpu_backend.numpy_backend import NumpyBackend
+from gpu_backend.sampler_agreement import compare_draw_phase, compare_warm_samplers
+from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for
+from gpu_backend.wgpu_backend import WgpuBackend
+from gpu_backend.wgpu_device import Device
+from regime_model.params import n_params
+from regime_model.types import Priors
+from regime_model.update import ModelSpec, build_batch, refresh
+
+SPEC = ModelSpec(window=64, warmup_cold=150, draws=30)
+TOL = 3e-5  # relative, as the identity gate's float32 kernels (gpu_backend.identity)
+
+
+@functools.cache
+def _backend(device: Device, lane_threads: int) -> WgpuBackend:
+    return WgpuBackend(device, lane_threads=lane_threads)
+
+
+def _inputs(K: int, T: int, lanes: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    gen = np.random.default_rng(10 * K + T)
+    y = gen.standard_normal((lanes, T)) * np.where(gen.random((lanes, T)) < 0.3, 3.0, 1.0)
+    return 0.5 * gen.standard_normal((lanes, n_params(K))), y
+
+
+@pytest.mark.parametrize("lane_threads", [4, 32])
+@pytest.mark.parametrize(("K", "T"), [(2, 1), (2, 7), (2, 64), (3, 33), (4, 50)])
+def test_the_scan_kernels_give_the_reference_density_gradient_and_predictive(
+    gpu_device: Device, lane_threads: int, K: int, T: int
+) -> None:
+    theta, y = _inputs(K, T)
+    gpu, cpu = _backend(gpu_device, lane_threads), NumpyBackend()
+    value, grad = gpu.hmm_value_and_grad(theta, y, K, Priors())
+    ref_value, ref_grad = cpu.hmm_value_and_grad(theta, y, K, Priors())
+    np.testing.assert_allclose(value, ref_value, rtol=TOL)
+    np.testing.assert_allclose(grad, ref_grad, rtol=TOL, atol=TOL * np.abs(ref_grad).max())
+    pred, ref = gpu.hmm_predictive(theta, y, K), cpu.hmm_predictive(theta, y, K)
+    np.testing.assert_allclose(pred.filtered_last, ref.filtered_last, atol=1e-5)
+    np.testing.assert_allclose(pred.mean, ref.mean, atol=1e-5)
+    np.testing.assert_allclose(pred.var, ref.var, rtol=1e-4)
+
+
+def test_lane_threads_shrink_to_what_workgroup_memory_holds() -> None:
+    assert lane_threads_for(2, 128) == 128
+    assert lane_threads_for(4, 128) == 32
+    with pytest.raises(ValueError, match="power of two"):
+        lane_threads_for(2, 48)
+
+
+def test_the_one_dispatch_update_makes_the_host_accept_decisions(gpu_device: Device) -> None:
+    agreement = compare_draw_phase(_backend(gpu_device, 8), NumpyBackend(), SPEC, instruments=3)
+    assert agreement.decision_mismatches == 0, agreement
+    assert agreement.passed, agreement
+
+
+def test_the_one_dispatch_update_with_readaptation_agrees_within_monte_carlo_error(
+    gpu_device: Device,
+) -> None:
+    agreement = compare_warm_samplers(_backend(gpu_device, 8), NumpyBackend(), SPEC, replicates=4)
+    assert agreement.passed, agreement
+
+
+def _warm_batch(instruments: int, window: int = SPEC.window):  # type: ignore[no-untyped-def]
+    spec = ModelSpec(window=window, warmup_cold=150, draws=30)
+    returns = 0.01 * regime_returns(instruments, window, np.random.default_rng(5))
+    keys = np.arange(instruments)
+    _, carries, _ = refresh(returns, [None] * instruments, keys, 1, 3, spec, NumpyBackend())
+    return build_batch(returns, list(carries), keys, 2, 3, spec)[0]
+
+
+def test_the_one_dispatch_update_brings_each_draws_predictive_and_creates_nothing(
+    gpu_device: Device,
+) -> None:
+    backend = _backend(gpu_device, 8)
+    lane = backend.lane_sampler
+    assert lane is not None
+    batch = _warm_batch(2)
+    first = backend.run_update(batch)
+    submitted, created = lane.submissions, backend.kernels.pool.created
+    compiled = lane.cache.compiled + backend.kernels.cache.compiled
+    again = backend.run_update(batch)
+    assert lane.submissions == submitted + 1
+    assert backend.kernels.pool.created == created
+    assert lane.cache.compiled + backend.kernels.cache.compiled == compiled
+    np.testing.assert_array_equal(first.draws, again.draws)
+    # The predictive it brought is the reference's at the very draws it returned.
+    assert first.predictive is not None
+    L, S, D = first.draws.shape
+    ref = NumpyBackend().hmm_predictive(
+        first.draws.reshape(L * S, D), np.repeat(batch.y, S, axis=0), batch.n_states
+    )
+    np.testing.assert_allclose(first.predictive.filtered_last, ref.filtered_last, atol=1e-5)
+    np.testing.assert_allclose(first.predictive.mean, ref.mean, atol=1e-5)
+    np.testing.assert_allclose(first.predictive.var, ref.var, rtol=1e-4)
+
+
+def test_a_window_longer_than_workgroup_memory_runs_a_dispatch_per_step(
+    gpu_device: Device,
+) -> None:
+    backend = _backend(gpu_device, 8)
+    assert backend.lane_sampler is not None and backend.sampler is not None
+    batch = _warm_batch(1, window=TMAX + 1)
+    before = (backend.lane_sampler.submissions, backend.sampler.submissions)
+    result = backend.run_update(batch)
+    assert backend.lane_sampler.submissions == before[0]
+    assert backend.sampler.submissions == before[1] + 1
+    assert result.predictive is None
