@@ -37,6 +37,9 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> out_vec: array<f32>;     // [lanes, D or K+2]
 @group(0) @binding(5) var<storage, read_write> alpha_store: array<f32>; // [T, K, lanes]
 
+const DM: u32 = K * K + K;  // parameters of one lane (regime_model.params.n_params)
+alias Theta = array<f32, DM>;
+
 struct Model {
     mu: array<f32, K>,
     log_sigma: array<f32, K>,
@@ -51,22 +54,27 @@ fn softplus(x: f32) -> f32 { return max(x, 0.0) + log(1.0 + exp(-abs(x))); }
 fn sigmoid(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
 
 fn load_model(lane: u32) -> Model {
+    var x: Theta;
+    for (var d = 0u; d < DM; d++) { x[d] = theta[lane * params.D + d]; }
+    return model_of(x);
+}
+
+fn model_of(x: Theta) -> Model {
     var m: Model;
-    let base = lane * params.D;
-    var ls = theta[base + K];
+    var ls = x[K];
     for (var k = 0u; k < K; k++) {
-        m.mu[k] = theta[base + k];
-        if (k > 0u) { ls += softplus(theta[base + K + k]); }
+        m.mu[k] = x[k];
+        if (k > 0u) { ls += softplus(x[K + k]); }
         m.log_sigma[k] = ls;
         m.inv_sigma[k] = exp(-ls);
     }
-    var u = base + 2u * K;
+    var u = 2u * K;
     for (var i = 0u; i < K; i++) {
         var logits: array<f32, K>;
         var top = 0.0;
         for (var j = 0u; j < K; j++) {
             logits[j] = 0.0;
-            if (j != i) { logits[j] = theta[u]; u++; }
+            if (j != i) { logits[j] = x[u]; u++; }
             top = max(top, logits[j]);
         }
         var total = 0.0;

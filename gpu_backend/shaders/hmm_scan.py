@@ -37,177 +37,177 @@ _WORKGROUP_BYTES = 16_384  # WebGPU's guaranteed workgroup memory
 _SOURCE = """
 const LT: u32 = {LT}u;
 const TMAX: u32 = {TMAX}u;
-const KK: u32 = K * K;
-alias Mat = array<f32, KK>;
 
 var<workgroup> ys: array<f32, TMAX>;
-var<workgroup> mats: array<Mat, LT>;
+var<workgroup> mats: array<mat4x4<f32>, LT>;
+
+// The model with the states as vector components (K <= 4: a padded state never wins a max
+// and has probability 0) and P as a matrix whose column j is P[., j], so that a * P is the
+// row vector a P and P * w the column P w. Vectors stay in registers; hmm.py's per-state
+// arrays indexed in loops do not, on every compiler.
+struct VModel {
+    mu: vec4<f32>, log_sigma: vec4<f32>, inv_sigma: vec4<f32>, on: vec4<f32>,
+    P: mat4x4<f32>,
+};
+
+fn vmodel(m: Model) -> VModel {
+    var v: VModel;
+    v.mu = vec4<f32>(0.0);
+    v.log_sigma = vec4<f32>(0.0);
+    v.inv_sigma = vec4<f32>(0.0);
+    v.on = vec4<f32>(0.0);
+    var P = mat4x4<f32>();
+    for (var k = 0u; k < K; k++) {
+        v.mu[k] = m.mu[k];
+        v.log_sigma[k] = m.log_sigma[k];
+        v.inv_sigma[k] = m.inv_sigma[k];
+        v.on[k] = 1.0;
+        for (var i = 0u; i < K; i++) { P[k][i] = m.P[i][k]; }
+    }
+    v.P = P;
+    return v;
+}
+
+struct VEmit { rel: vec4<f32>, z: vec4<f32>, log_max: f32 };
+
+// hmm.py's emit, as vectors.
+fn vemit(v: VModel, yt: f32) -> VEmit {
+    var e: VEmit;
+    e.z = (vec4<f32>(yt) - v.mu) * v.inv_sigma;
+    let le = select(vec4<f32>(-3.0e38), -0.5 * e.z * e.z - v.log_sigma, v.on > vec4<f32>(0.5));
+    e.log_max = max(max(le.x, le.y), max(le.z, le.w));
+    e.rel = exp(le - vec4<f32>(e.log_max));
+    return e;
+}
 
 fn lslot(t: u32, k: u32, lane: u32) -> u32 { return (lane * params.T + t) * K + k; }
 
-fn scaled(r: Mat) -> Mat {
-    var top = 0.0;
-    for (var i = 0u; i < KK; i++) { top = max(top, r[i]); }
-    var out = r;
-    if (top > 0.0) { for (var i = 0u; i < KK; i++) { out[i] = r[i] / top; } }
-    return out;
-}
-
-fn mat_mul(a: Mat, b: Mat) -> Mat {
-    var r: Mat;
-    for (var i = 0u; i < K; i++) {
-        for (var c = 0u; c < K; c++) {
-            var s = 0.0;
-            for (var k = 0u; k < K; k++) { s += a[i * K + k] * b[k * K + c]; }
-            r[i * K + c] = s;
-        }
-    }
-    return scaled(r);
+fn scaled(r: mat4x4<f32>) -> mat4x4<f32> {
+    let c = max(max(r[0], r[1]), max(r[2], r[3]));
+    let top = max(max(c.x, c.y), max(c.z, c.w));
+    if (top > 0.0) { return r * (1.0 / top); }
+    return r;
 }
 
 // M_j: the product of the chunk's A_t, from the identity.
-fn chunk_matrix(m: Model, t0: u32, t1: u32) -> Mat {
-    var r: Mat;
-    for (var i = 0u; i < KK; i++) { r[i] = select(0.0, 1.0, i % (K + 1u) == 0u); }
+fn chunk_matrix(v: VModel, t0: u32, t1: u32) -> mat4x4<f32> {
+    var r = mat4x4<f32>(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0),
+                        vec4<f32>(0.0, 0.0, 1.0, 0.0), vec4<f32>(0.0, 0.0, 0.0, 1.0));
     for (var t = t0; t < t1; t++) {
-        let e = emit(m, ys[t]);
-        var next: Mat;
-        for (var i = 0u; i < K; i++) {
-            for (var c = 0u; c < K; c++) {
-                var s = r[i * K + c];
-                if (t > 0u) {
-                    s = 0.0;
-                    for (var k = 0u; k < K; k++) { s += r[i * K + k] * m.P[k][c]; }
-                }
-                next[i * K + c] = s * e.rel[c];
-            }
-        }
-        r = scaled(next);
+        let e = vemit(v, ys[t]);
+        var a = r;
+        if (t > 0u) { a = r * v.P; }
+        r = scaled(mat4x4<f32>(a[0] * e.rel.x, a[1] * e.rel.y, a[2] * e.rel.z, a[3] * e.rel.w));
     }
     return r;
 }
 
 // The filtered message at the bar before thread j's chunk (uniform for the first chunk).
-fn prefix_start(own: Mat, j: u32) -> array<f32, K> {
+fn prefix_start(own: mat4x4<f32>, j: u32, on: vec4<f32>) -> vec4<f32> {
     mats[j] = own;
     workgroupBarrier();
     for (var d = 1u; d < LT; d <<= 1u) {
         var next = mats[j];
-        if (j >= d) { next = mat_mul(mats[j - d], next); }
+        if (j >= d) { next = scaled(mats[j - d] * next); }
         workgroupBarrier();
         mats[j] = next;
         workgroupBarrier();
     }
-    var u: array<f32, K>;
-    var total = 0.0;
-    for (var c = 0u; c < K; c++) {
-        u[c] = 1.0;
-        if (j > 0u) {
-            u[c] = 0.0;
-            for (var r = 0u; r < K; r++) { u[c] += mats[j - 1u][r * K + c]; }
-        }
-        total += u[c];
-    }
-    for (var c = 0u; c < K; c++) { u[c] = u[c] / total; }
+    var u = on;
+    if (j > 0u) { u = on * mats[j - 1u]; }
+    u = u / dot(u, vec4<f32>(1.0));
     workgroupBarrier();
     return u;
 }
 
 // The backward message at the last bar of thread j's chunk, up to scale.
-fn suffix_start(own: Mat, j: u32) -> array<f32, K> {
+fn suffix_start(own: mat4x4<f32>, j: u32, on: vec4<f32>) -> vec4<f32> {
     mats[j] = own;
     workgroupBarrier();
     for (var d = 1u; d < LT; d <<= 1u) {
         var next = mats[j];
-        if (j + d < LT) { next = mat_mul(next, mats[j + d]); }
+        if (j + d < LT) { next = scaled(next * mats[j + d]); }
         workgroupBarrier();
         mats[j] = next;
         workgroupBarrier();
     }
-    var b: array<f32, K>;
-    var top = 0.0;
-    for (var r = 0u; r < K; r++) {
-        b[r] = 1.0;
-        if (j + 1u < LT) {
-            b[r] = 0.0;
-            for (var c = 0u; c < K; c++) { b[r] += mats[j + 1u][r * K + c]; }
-        }
-        top = max(top, b[r]);
-    }
-    for (var r = 0u; r < K; r++) { b[r] = b[r] / top; }
+    var b = on;
+    if (j + 1u < LT) { b = mats[j + 1u] * on; }
+    b = b / max(max(b.x, b.y), max(b.z, b.w));
     workgroupBarrier();
     return b;
 }
 
+struct VForward { a: vec4<f32>, ll: Acc };
+
 // hmm.py's forward steps over [t0, t1) from the filtered message a0 of bar t0 - 1.
-fn forward_chunk(m: Model, lane: u32, a0: array<f32, K>, t0: u32, t1: u32, store: bool) -> Forward {
-    var f: Forward;
+fn forward_chunk(v: VModel, lane: u32, a0: vec4<f32>, t0: u32, t1: u32, store: bool) -> VForward {
+    var f: VForward;
     f.ll = acc_zero();
     f.a = a0;
     for (var t = t0; t < t1; t++) {
-        let e = emit(m, ys[t]);
+        let e = vemit(v, ys[t]);
         var pred = f.a;
-        if (t > 0u) { pred = predicted(m, f.a); }
-        var s = 0.0;
-        for (var k = 0u; k < K; k++) { s += pred[k] * e.rel[k]; }
-        for (var k = 0u; k < K; k++) {
-            f.a[k] = pred[k] * e.rel[k] / s;
-            if (store) { alpha_store[lslot(t, k, lane)] = f.a[k]; }
-        }
+        if (t > 0u) { pred = f.a * v.P; }
+        let s = dot(pred, e.rel);
+        f.a = pred * e.rel / s;
+        if (store) { for (var k = 0u; k < K; k++) { alpha_store[lslot(t, k, lane)] = f.a[k]; } }
         f.ll = acc_add(acc_add(f.ll, log(s)), e.log_max);
     }
     return f;
 }
 
-fn stored(t: u32, lane: u32) -> array<f32, K> {
-    var a: array<f32, K>;
+fn stored(t: u32, lane: u32) -> vec4<f32> {
+    var a = vec4<f32>(0.0);
     for (var k = 0u; k < K; k++) { a[k] = alpha_store[lslot(t, k, lane)]; }
     return a;
 }
 
+// hmm.py's Sums as vectors; n_j is column j of the transition counts.
+struct VSums { gz: AccV, gzz: AccV, n0: AccV, n1: AccV, n2: AccV, n3: AccV };
+
 // hmm.py's backward steps over the chunk, from its last bar down; `before` is the
 // filtered message of bar t0 - 1 (the chunk's prefix_start).
-fn backward_chunk(m: Model, lane: u32, b0: array<f32, K>, before: array<f32, K>,
-                  t0: u32, t1: u32) -> Sums {
-    var s: Sums;
-    for (var i = 0u; i < K; i++) {
-        s.gz[i] = acc_zero();
-        s.gzz[i] = acc_zero();
-        for (var j = 0u; j < K; j++) { s.n[i][j] = acc_zero(); }
-    }
+fn backward_chunk(v: VModel, lane: u32, b0: vec4<f32>, before: vec4<f32>,
+                  t0: u32, t1: u32) -> VSums {
+    var s = VSums(accv_zero(), accv_zero(), accv_zero(), accv_zero(), accv_zero(), accv_zero());
     var b = b0;
     var t = t1;
     while (t > t0) {
         t -= 1u;
-        let a = stored(t, lane);
-        let e = emit(m, ys[t]);
-        var g: array<f32, K>;
-        var gs = 0.0;
-        for (var k = 0u; k < K; k++) { g[k] = a[k] * b[k]; gs += g[k]; }
-        for (var k = 0u; k < K; k++) {
-            let gk = g[k] / gs;
-            s.gz[k] = acc_add(s.gz[k], gk * e.z[k]);
-            s.gzz[k] = acc_add(s.gzz[k], gk * (e.z[k] * e.z[k] - 1.0));
-        }
+        let e = vemit(v, ys[t]);
+        let g = stored(t, lane) * b;
+        let gk = g / dot(g, vec4<f32>(1.0));
+        s.gz = accv_add(s.gz, gk * e.z);
+        s.gzz = accv_add(s.gzz, gk * (e.z * e.z - vec4<f32>(1.0)));
         if (t == 0u) { break; }
         var prev = before;
         if (t > t0) { prev = stored(t - 1u, lane); }
-        let pred = predicted(m, prev);
-        var w: array<f32, K>;
-        var den = 0.0;
-        for (var j = 0u; j < K; j++) { w[j] = e.rel[j] * b[j]; den += pred[j] * w[j]; }
-        for (var j = 0u; j < K; j++) { w[j] = w[j] / den; }
-        for (var i = 0u; i < K; i++) {
-            var bi = 0.0;
-            for (var j = 0u; j < K; j++) {
-                let pw = m.P[i][j] * w[j];
-                s.n[i][j] = acc_add(s.n[i][j], prev[i] * pw);
-                bi += pw;
-            }
-            b[i] = bi;
-        }
+        let w = e.rel * b / dot(prev * v.P, e.rel * b);
+        s.n0 = accv_add(s.n0, prev * (v.P[0] * w.x));
+        s.n1 = accv_add(s.n1, prev * (v.P[1] * w.y));
+        s.n2 = accv_add(s.n2, prev * (v.P[2] * w.z));
+        s.n3 = accv_add(s.n3, prev * (v.P[3] * w.w));
+        b = v.P * w;
     }
     return s;
+}
+
+fn to_sums(v: VSums) -> Sums {
+    var s: Sums;
+    let columns = array<AccV, 4>(v.n0, v.n1, v.n2, v.n3);
+    for (var i = 0u; i < K; i++) {
+        s.gz[i] = accv_at(v.gz, i);
+        s.gzz[i] = accv_at(v.gzz, i);
+        for (var j = 0u; j < K; j++) { s.n[i][j] = accv_at(columns[j], i); }
+    }
+    return s;
+}
+
+fn to_array(a: vec4<f32>) -> array<f32, K> {
+    var out: array<f32, K>;
+    for (var k = 0u; k < K; k++) { out[k] = a[k]; }
+    return out;
 }
 
 struct Chunk { t0: u32, t1: u32 };
@@ -223,25 +223,29 @@ fn load_window(lane: u32, j: u32) -> Chunk {
 
 // The lane's log density (less constants) and gradient at theta into out_value and out_vec,
 // by the whole workgroup; the window is already in workgroup memory.
-fn gradient_at(lane: u32, j: u32, c: Chunk) {
-    let m = load_model(lane);
-    let own = chunk_matrix(m, c.t0, c.t1);
-    let before = prefix_start(own, j);
-    let after = suffix_start(own, j);
-    let f = forward_chunk(m, lane, before, c.t0, c.t1, true);
-    let mine = backward_chunk(m, lane, after, before, c.t0, c.t1);
+fn gradient_at(lane: u32, j: u32, c: Chunk) { gradient_of(load_model(lane), lane, j, c); }
+
+// The same for the model m (every thread's own copy of the lane's model).
+fn gradient_of(m: Model, lane: u32, j: u32, c: Chunk) {
+    let v = vmodel(m);
+    let own = chunk_matrix(v, c.t0, c.t1);
+    let before = prefix_start(own, j, v.on);
+    let after = suffix_start(own, j, v.on);
+    let f = forward_chunk(v, lane, before, c.t0, c.t1, true);
+    let mine = to_sums(backward_chunk(v, lane, after, before, c.t0, c.t1));
     let total = reduce(pack(f.ll, mine), j);
     if (j == 0u) { out_value[lane] = acc_split(write_gradient(m, unpack(total), lane, total[0])); }
 }
 
 // The filtered message at the last bar (returned by the thread that owns that bar) and the
 // log likelihood (to thread 0).
-struct Filtered { f: Forward, last: bool };
+struct Filtered { f: VForward, last: bool };
 
 fn filter_at(lane: u32, j: u32, c: Chunk, m: Model) -> Filtered {
-    let before = prefix_start(chunk_matrix(m, c.t0, c.t1), j);
+    let v = vmodel(m);
+    let before = prefix_start(chunk_matrix(v, c.t0, c.t1), j, v.on);
     var out: Filtered;
-    out.f = forward_chunk(m, lane, before, c.t0, c.t1, false);
+    out.f = forward_chunk(v, lane, before, c.t0, c.t1, false);
     out.last = c.t0 < c.t1 && c.t1 == params.T;
     return out;
 }
@@ -268,7 +272,7 @@ fn predictive_scan(@builtin(workgroup_id) wid: vec3<u32>,
     mine[0] = out.f.ll;
     let total = reduce(mine, j);
     if (j == 0u) { out_value[lane] = acc_split(total[0]); }
-    if (out.last) { write_predictive(m, out.f.a, lane); }
+    if (out.last) { write_predictive(m, to_array(out.f.a), lane); }
 }
 """
 
@@ -284,9 +288,9 @@ def lane_threads_for(K: int, requested: int) -> int:
 
 
 def workgroup_bytes(K: int, lane_threads: int) -> int:
-    """The window, the scan's matrices and the reduction's sums (8-byte accumulators)."""
+    """The window, the scan's 4 x 4 matrices and the reduction's sums (8-byte accumulators)."""
     sums = 1 + 2 * K + K * K
-    return 4 * TMAX + lane_threads * (4 * K * K + 8 * sums)
+    return 4 * TMAX + lane_threads * (64 + 8 * sums)
 
 
 def scan_source(K: int, lane_threads: int) -> str:

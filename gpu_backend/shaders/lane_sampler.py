@@ -6,10 +6,11 @@ each other, so nothing forces that: here one workgroup runs its lane's whole upd
 window loaded into workgroup memory once. Thread 0 does the per-lane scalar work with
 sampler.py's own functions (momentum from the device Philox, drift, kick, the Metropolis
 test, dual averaging, the draw's record); every thread takes part in each gradient
-(shaders/hmm_scan.py's parallel-in-time forward-backward), with a storage barrier at each
-hand-over. After each draw the workgroup filters the window at the draw and writes what
-the strategy reads (P(regime | window), the next return's predictive mean and variance),
-so the summary needs no second submission and no upload of the window per draw.
+(shaders/hmm_scan.py's parallel-in-time forward-backward), the position handed to them
+through workgroup memory. After each draw the workgroup filters the window at the draw
+and writes what the strategy reads (P(regime | window), the next return's predictive mean
+and variance), so the summary needs no second submission and no upload of the window per
+draw.
 
 Bindings: group 0 is the HMM kernels' own (theta read-write: the trajectory moves it);
 group 1 the sampler's state and outputs.
@@ -46,16 +47,24 @@ _DECLARATIONS = """
 """
 
 _RUN = """
+// The lane's position, shared through workgroup memory: thread 0 moves it (in `theta`),
+// every thread reads it. No thread reads storage another wrote, so workgroup barriers
+// order everything (storage barriers would also order device memory, which is dearer).
+var<workgroup> shared_x: Theta;
+
+fn share_position(lane: u32, j: u32) {
+    if (j == 0u) { for (var d = 0u; d < DM; d++) { shared_x[d] = theta[lane * sp.D + d]; } }
+    workgroupBarrier();
+}
+
 // The draw's predictive from the workgroup's filter at the accepted position.
 fn record_predictive(lane: u32, j: u32, c: Chunk, draw: u32) {
-    if (j == 0u) {
-        for (var d = 0u; d < sp.D; d++) { theta[lane * sp.D + d] = fs[fbase(lane) + d]; }
-    }
-    storageBarrier();
-    let m = load_model(lane);
+    if (j == 0u) { for (var d = 0u; d < DM; d++) { shared_x[d] = fs[fbase(lane) + d]; } }
+    workgroupBarrier();
+    let m = model_of(shared_x);
     let filtered = filter_at(lane, j, c, m);
     if (filtered.last) {
-        let p = predictive_of(m, filtered.f.a);
+        let p = predictive_of(m, to_array(filtered.f.a));
         let at = (lane * sp.draws + draw) * (K + 2u);
         for (var k = 0u; k < K; k++) { pred[at + k] = p.a[k]; }
         pred[at + K] = p.mean;
@@ -70,24 +79,19 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
     let lane = wid.y * groups.x + wid.x;
     if (lane >= params.lanes) { return; }
     let c = load_window(lane, j);
-    gradient_at(lane, j, c);
-    storageBarrier();
+    share_position(lane, j);
+    gradient_of(model_of(shared_x), lane, j, c);
     if (j == 0u) { init_lane(lane); }
-    storageBarrier();
     for (var it = 0u; it < sp.warmup + sp.draws; it++) {
         if (j == 0u) { begin_lane(lane); }
-        storageBarrier();
         for (var s = 0u; s < steps[it]; s++) {
             if (j == 0u) { drift_lane(lane); }
-            storageBarrier();
-            gradient_at(lane, j, c);
-            storageBarrier();
+            share_position(lane, j);
+            gradient_of(model_of(shared_x), lane, j, c);
             if (j == 0u) { kick_lane(lane); }
         }
         if (j == 0u) { finish_lane(lane); }
-        storageBarrier();
         if (it >= sp.warmup) { record_predictive(lane, j, c, it - sp.warmup); }
-        storageBarrier();
     }
 }
 """
