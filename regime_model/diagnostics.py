@@ -63,17 +63,19 @@ def normal_quantile(p: FloatArray) -> FloatArray:
     """Phi^{-1}(p) for p in (0, 1)."""
     q = p - 0.5
     r = q * q
-    central = q * _poly(_A, r) / (_poly(_B, r) * r + 1.0)
-    with np.errstate(invalid="ignore", divide="ignore"):  # each branch is used where valid
-        t = np.sqrt(-2.0 * np.log(np.minimum(p, 1.0 - p)))
+    out: FloatArray = q * _poly(_A, r) / (_poly(_B, r) * r + 1.0)
+    tails = np.abs(q) > 0.5 - _P_LOW  # a few percent of the values: evaluate them alone
+    pt = p[tails]
+    t = np.sqrt(-2.0 * np.log(np.minimum(pt, 1.0 - pt)))
     tail = _poly(_C, t) / (_poly(_D, t) * t + 1.0)
-    tail = np.where(p < 0.5, tail, -tail)
-    return np.where(np.abs(q) <= 0.5 - _P_LOW, central, tail)
+    out[tails] = np.where(pt < 0.5, tail, -tail)
+    return out
 
 
 def average_ranks(x: FloatArray) -> FloatArray:
     """1-based ranks along the last axis, ties given the mean of the ranks they span."""
-    order = np.argsort(x, axis=-1, kind="stable")
+    # Any sort will do: the members of a tie share one rank, whatever their order.
+    order = np.argsort(x, axis=-1)
     v = np.take_along_axis(x, order, axis=-1)
     n = x.shape[-1]
     idx = np.broadcast_to(np.arange(n), v.shape)
@@ -113,13 +115,19 @@ def _rhat(chains: FloatArray) -> FloatArray:
         return np.where(within > 0, np.sqrt(var_plus / within), np.inf)
 
 
-def _autocovariance(chains: FloatArray) -> FloatArray:
-    """Biased autocovariance of each chain by FFT, [..., M, n] -> [..., M, n]."""
+def _mean_autocovariance(chains: FloatArray) -> FloatArray:
+    """Biased autocovariance of each chain, averaged over chains, [..., M, n] -> [..., n].
+
+    Lag by lag: the chains are short (a few dozen draws), where this is several times
+    faster than an FFT per chain.
+    """
     n = chains.shape[-1]
     centred = chains - chains.mean(axis=-1, keepdims=True)
-    spec = np.fft.rfft(centred, n=2 * n, axis=-1)
-    acov: FloatArray = np.fft.irfft(spec * np.conj(spec), n=2 * n, axis=-1)[..., :n].real / n
-    return acov
+    acov = np.empty((*chains.shape[:-2], n))
+    for k in range(n):
+        acov[..., k] = np.einsum("...mt,...mt->...", centred[..., : n - k], centred[..., k:])
+    out: FloatArray = acov / (n * chains.shape[-2])
+    return out
 
 
 def _ess(chains: FloatArray) -> FloatArray:
@@ -129,11 +137,11 @@ def _ess(chains: FloatArray) -> FloatArray:
     pair capped by the one before it; the short odd tail Stan adds is omitted.
     """
     M, n = chains.shape[-2:]
-    acov = _autocovariance(chains)
-    within = acov[..., 0].mean(axis=-1) * n / (n - 1)
+    acov = _mean_autocovariance(chains)
+    within = chains.var(axis=-1).mean(axis=-1) * n / (n - 1)
     var_plus = within * (n - 1) / n + chains.mean(axis=-1).var(axis=-1, ddof=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        rho = 1.0 - (within[..., None] - acov.mean(axis=-2)) / var_plus[..., None]
+        rho = 1.0 - (within[..., None] - acov) / var_plus[..., None]
     rho[..., 0] = 1.0
     pairs = rho[..., 0 : 2 * (n // 2) : 2] + rho[..., 1 : 2 * (n // 2) : 2]
     positive = np.logical_and.accumulate(pairs > 0, axis=-1)
