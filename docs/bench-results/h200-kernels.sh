@@ -4,13 +4,7 @@
 # on the H200. Run with the `device` tool after the set-up lines of h200-model.sh.
 set -u
 OUT=${OUT:?set OUT to the folder for the results}
-run() {  # name, timeout in seconds, command...
-    name=$1 limit=$2
-    shift 2
-    start=$(date +%s)
-    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-    echo "$name: rc $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/summary.txt"
-}
+. "$(dirname "$0")/steps.sh"
 nvidia-smi -L >"$OUT/gpu.txt" 2>&1
 run kernels 240 python3 -m gpu_backend.bench.kernels --out "$OUT/kernels-trial-h200.json" \
     --threads 0,16,32,64,128 --updates 3

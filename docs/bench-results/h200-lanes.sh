@@ -5,13 +5,7 @@
 # sweep measured up to 5x slower per gradient: see the section).
 set -u
 OUT=${OUT:?set OUT to the folder for the results}
-run() {  # name, timeout in seconds, command...
-    name=$1 limit=$2
-    shift 2
-    start=$(date +%s)
-    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-    echo "$name: rc $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/summary.txt"
-}
+. "$(dirname "$0")/steps.sh"
 nvidia-smi -L >"$OUT/gpu.txt" 2>&1
 for lt in 0 16 32 64; do
     run "kernels-$lt" 100 python3 -m gpu_backend.bench.kernels --threads "$lt" --updates 3 \

@@ -11,13 +11,7 @@
 # the trial shape takes about 3 minutes, cold then warm).
 set -u
 OUT=${OUT:?set OUT to the folder for the results}
-run() {  # name, timeout in seconds, command...
-    name=$1 limit=$2
-    shift 2
-    start=$(date +%s)
-    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-    echo "$name: rc $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/summary.txt"
-}
+. "$(dirname "$0")/steps.sh"
 nvidia-smi -L >"$OUT/gpu.txt" 2>&1
 # The trial shape (268 instruments x 4 chains, T 256, K 2): cold then warm, wgpu and numpy.
 run bench-wgpu 90 python3 -m service.cli bench model --shape trial --backend wgpu \
