@@ -17,6 +17,7 @@ import numpy as np
 
 from gpu_backend.buffer_pool import cached_bind_group, read_back
 from gpu_backend.pipeline_cache import PipelineCache
+from gpu_backend.returns_ring import ReturnsRing
 from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
 from gpu_backend.shaders.hmm_scan import TMAX
 from gpu_backend.shaders.lane_sampler import (
@@ -32,7 +33,7 @@ from regime_model.sampler import SampleResult
 from regime_model.types import PredictiveBatch
 
 _HMM_ROLES = ("params", "y", "theta", "value", "vec", "scratch")
-_ROLES = ("s_params", "s_float", "s_word", "s_steps", "s_out", "s_pred")
+_ROLES = ("s_params", "s_float", "s_word", "s_steps", "s_out", "s_pred", "s_ring", "s_scale")
 _MAX_GROUPS = 65_535
 
 
@@ -48,6 +49,8 @@ def _usage() -> dict[str, int]:
         "s_steps": u.STORAGE | u.COPY_DST,
         "s_out": u.STORAGE | u.COPY_SRC,
         "s_pred": u.STORAGE | u.COPY_SRC,
+        "s_ring": u.STORAGE | u.COPY_DST | u.COPY_SRC,  # read back by the tests
+        "s_scale": u.STORAGE | u.COPY_DST,
         "s_readback": u.MAP_READ | u.COPY_DST,
     }
 
@@ -66,6 +69,7 @@ class LaneSampler:
             self.cache.get(source, K, hmm.lane_threads, ENTRY_RUN)
         self._usage = _usage()
         self._groups: tuple[int, Any, Any] | None = None  # pool generation, group 0, group 1
+        self.ring = ReturnsRing()
         self.submissions = 0
 
     @staticmethod
@@ -83,7 +87,7 @@ class LaneSampler:
         return result._replace(predictive=pred)
 
     def _buffers(self, batch: UpdateBatch, p: Plan, y_tm: Any) -> dict[str, Any]:
-        hmm, L, D, S, K = self.hmm, p.lanes, p.D, p.draws, batch.n_states
+        hmm, L, D, S, K, window = self.hmm, p.lanes, p.D, p.draws, batch.n_states, batch.window
         buffers = hmm.buffers(Launch(ENTRY_VALUE_GRAD, K, y_tm, p.floats[:, :D], D))
         sizes = {
             "s_params": 32,
@@ -92,6 +96,8 @@ class LaneSampler:
             "s_steps": p.steps.nbytes,
             "s_out": 4 * L * S * (D + 1),
             "s_pred": 4 * L * S * (K + 2),
+            "s_ring": 4 * batch.y.size // max(window.chains, 1) if window else 4,
+            "s_scale": 4 * len(window.scale) if window else 4,
             "s_readback": 4 * L * S * (D + K + 3) + p.floats.nbytes + p.words.nbytes,
         }
         cap = hmm.device.info.max_binding
@@ -107,14 +113,26 @@ class LaneSampler:
         return self._groups[1], self._groups[2]
 
     def _run(self, batch: UpdateBatch, p: Plan) -> tuple[Readout, PredictiveBatch]:
-        L, T, D = p.lanes, batch.y.shape[1], p.D
-        y_tm = np.ascontiguousarray(batch.y.T, dtype=np.float32)
+        L, T, D, window = p.lanes, batch.y.shape[1], p.D, batch.window
+        # With the batch's returns window, y is built on the device from the ring; without
+        # it (a batch not of one update), y is uploaded whole.
+        if window is None:
+            y_tm = np.ascontiguousarray(batch.y.T, dtype=np.float32)
+        else:  # the pool sizes the kernels' y binding by it; nothing is written there
+            y_tm = np.empty((T, L), dtype=np.float32)
         buffers = self._buffers(batch, p, y_tm)
         queue = self.hmm.device.handle.queue
         queue.write_buffer(buffers["params"], 0, params_bytes(L, T, D, batch.priors))
-        sp = struct.pack("4If3I", L, D, p.warmup, p.draws, batch.config.target_accept, 0, 0, 0)
+        ring = (0, 0, 0)
+        if window is not None:
+            generation = self.hmm.pool.generation
+            head = self.ring.write(queue, buffers["s_ring"], buffers["s_scale"], window, generation)
+            ring = (head, len(window.scale), window.chains)
+        else:
+            self.hmm.write_y(buffers["y"], y_tm)
+        target = batch.config.target_accept
+        sp = struct.pack("4If3I", L, D, p.warmup, p.draws, target, *ring)
         queue.write_buffer(buffers["s_params"], 0, sp)
-        self.hmm.write_y(buffers["y"], y_tm)
         queue.write_buffer(buffers["theta"], 0, np.ascontiguousarray(p.floats[:, :D]))
         for role, data in (("s_float", p.floats), ("s_word", p.words), ("s_steps", p.steps)):
             queue.write_buffer(buffers[role], 0, data)

@@ -16,7 +16,7 @@ from regime_model import hmc, rng
 from regime_model.sampler import LaneStart, SamplerConfig, SampleResult, sample
 from regime_model.types import FloatArray, IntArray, PredictiveBatch, Priors, Trajectory
 
-__all__ = ["Backend", "PredictiveBatch", "UpdateBatch", "run_on_host"]
+__all__ = ["Backend", "PredictiveBatch", "ReturnsWindow", "UpdateBatch", "run_on_host"]
 
 
 class UpdateBatch(NamedTuple):
@@ -29,6 +29,17 @@ class UpdateBatch(NamedTuple):
     stream: rng.Stream  # each lane's randomness
     schedule: rng.Stream  # the batch-wide stream that draws the leapfrog step counts
     config: SamplerConfig
+    # Where y comes from, when the batch is one update's: y = repeat(returns / scale, C).
+    # A device backend keeps the returns on the device and adds each new bar in place.
+    window: ReturnsWindow | None = None
+
+
+class ReturnsWindow(NamedTuple):
+    """An update's returns before scaling: y's lanes repeat each instrument `chains` times."""
+
+    returns: FloatArray  # [N, T]
+    scale: FloatArray  # [N]
+    chains: int
 
 
 class Backend(Protocol):

@@ -16,7 +16,7 @@ import numpy as np
 
 from regime_model import rng
 from regime_model.adaptation import regularised_variance
-from regime_model.backend import Backend, UpdateBatch
+from regime_model.backend import Backend, ReturnsWindow, UpdateBatch
 from regime_model.carry import (
     InstrumentCarry,
     carry_from_arrays,
@@ -250,7 +250,8 @@ def build_batch(
     y = np.repeat(returns / scale[:, None], spec.chains, axis=0)
     stream, schedule = _streams(seed, seq, keys, spec.chains)
     start, config = _lane_start(carries, stream, spec), _sampler_config(spec)
-    batch = UpdateBatch(y, spec.n_states, spec.priors, start, stream, schedule, config)
+    window = ReturnsWindow(returns, scale, spec.chains)
+    batch = UpdateBatch(y, spec.n_states, spec.priors, start, stream, schedule, config, window)
     return batch, scale
 
 

@@ -13,19 +13,18 @@ scan, the parallel-in-time forward-backward:
 - an inclusive prefix scan (Hillis-Steele, log2 LT rounds) gives the filtered message at
   the bar before each chunk, alpha ~ 1/K 1' M_0 ... M_j-1, and a suffix scan the backward
   message after it, beta ~ M_j+1 ... M_LT-1 1;
-- each thread then runs hmm.py's own forward and backward steps over its chunk from those
-  messages (same association, same self-normalising scaling), and the sums over time are
-  reduced across the workgroup with the same accumulator (`Acc`).
+- each thread then runs hmm.py's forward and backward steps over its chunk from those
+  messages (same self-normalising scaling; the log likelihood from a filtered start that
+  sums to one, as in the serial pass), the sums reduced across the workgroup (`Acc`).
 
-The normalisers s_t, hence the log likelihood, come from the per-chunk forward pass
-started at a filtered message that sums to one, exactly as the serial pass does. With
-LT = T every chunk is one bar and this is the pure associative scan; LT is a parameter
-so the two ends and the points between them can be measured (docs/benchmarks.md).
-Messages scratch is lane-major here ([lanes, T, K]) so a workgroup's writes are close.
+With LT = T every chunk is one bar: the pure associative scan. LT is a parameter so the
+two ends and the points between can be measured (docs/benchmarks.md). The messages
+scratch is lane-major here ([lanes, T, K]) so a workgroup's writes are close.
 """
 
 from __future__ import annotations
 
+from gpu_backend.shaders.hmm_vectors import HMM_VECTORS
 from gpu_backend.shaders.workgroup_sums import WORKGROUP_SUMS
 
 ENTRY_VALUE_GRAD_SCAN = "value_grad_scan"
@@ -40,45 +39,6 @@ const TMAX: u32 = {TMAX}u;
 
 var<workgroup> ys: array<f32, TMAX>;
 var<workgroup> mats: array<mat4x4<f32>, LT>;
-
-// The model with the states as vector components (K <= 4: a padded state never wins a max
-// and has probability 0) and P as a matrix whose column j is P[., j], so that a * P is the
-// row vector a P and P * w the column P w. Vectors stay in registers; hmm.py's per-state
-// arrays indexed in loops do not, on every compiler.
-struct VModel {
-    mu: vec4<f32>, log_sigma: vec4<f32>, inv_sigma: vec4<f32>, on: vec4<f32>,
-    P: mat4x4<f32>,
-};
-
-fn vmodel(m: Model) -> VModel {
-    var v: VModel;
-    v.mu = vec4<f32>(0.0);
-    v.log_sigma = vec4<f32>(0.0);
-    v.inv_sigma = vec4<f32>(0.0);
-    v.on = vec4<f32>(0.0);
-    var P = mat4x4<f32>();
-    for (var k = 0u; k < K; k++) {
-        v.mu[k] = m.mu[k];
-        v.log_sigma[k] = m.log_sigma[k];
-        v.inv_sigma[k] = m.inv_sigma[k];
-        v.on[k] = 1.0;
-        for (var i = 0u; i < K; i++) { P[k][i] = m.P[i][k]; }
-    }
-    v.P = P;
-    return v;
-}
-
-struct VEmit { rel: vec4<f32>, z: vec4<f32>, log_max: f32 };
-
-// hmm.py's emit, as vectors.
-fn vemit(v: VModel, yt: f32) -> VEmit {
-    var e: VEmit;
-    e.z = (vec4<f32>(yt) - v.mu) * v.inv_sigma;
-    let le = select(vec4<f32>(-3.0e38), -0.5 * e.z * e.z - v.log_sigma, v.on > vec4<f32>(0.5));
-    e.log_max = max(max(le.x, le.y), max(le.z, le.w));
-    e.rel = exp(le - vec4<f32>(e.log_max));
-    return e;
-}
 
 fn lslot(t: u32, k: u32, lane: u32) -> u32 { return (lane * params.T + t) * K + k; }
 
@@ -204,18 +164,17 @@ fn to_sums(v: VSums) -> Sums {
     return s;
 }
 
-fn to_array(a: vec4<f32>) -> array<f32, K> {
-    var out: array<f32, K>;
-    for (var k = 0u; k < K; k++) { out[k] = a[k]; }
-    return out;
-}
-
 struct Chunk { t0: u32, t1: u32 };
 
 // Loads the lane's window into workgroup memory; thread j's chunk of it.
 fn load_window(lane: u32, j: u32) -> Chunk {
     for (var t = j; t < params.T; t += LT) { ys[t] = y[t * params.lanes + lane]; }
     workgroupBarrier();
+    return chunk_of(j);
+}
+
+// Thread j's bars: the j-th of LT chunks of ceil(T / LT) bars (empty past the window).
+fn chunk_of(j: u32) -> Chunk {
     let C = (params.T + LT - 1u) / LT;
     let t0 = min(j * C, params.T);
     return Chunk(t0, min(t0 + C, params.T));
@@ -296,4 +255,5 @@ def workgroup_bytes(K: int, lane_threads: int) -> int:
 def scan_source(K: int, lane_threads: int) -> str:
     """The scan entry points; appended to shaders/hmm.py's module for the same K."""
     lt = lane_threads_for(K, lane_threads)
-    return (_SOURCE + WORKGROUP_SUMS).replace("{LT}", str(lt)).replace("{TMAX}", str(TMAX))
+    source = HMM_VECTORS + _SOURCE + WORKGROUP_SUMS
+    return source.replace("{LT}", str(lt)).replace("{TMAX}", str(TMAX))

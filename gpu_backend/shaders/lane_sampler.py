@@ -33,6 +33,8 @@ LANE_SAMPLER_BINDINGS: tuple[str, ...] = (
     "read-only-storage",
     "storage",
     "storage",
+    "read-only-storage",
+    "read-only-storage",
 )
 
 _DECLARATIONS = """
@@ -44,6 +46,10 @@ _DECLARATIONS = """
 @group(1) @binding(4) var<storage, read_write> out: array<f32>;
 // per draw: P(regime k | window) [K], the next return's mean and variance: [lanes, S, K + 2]
 @group(1) @binding(5) var<storage, read_write> pred: array<f32>;
+// The returns ring (gpu_backend/returns_ring.py): raw returns time-major [T, instruments],
+// bar t of the window in slot (ring_head + t) % T; and each instrument's scale.
+@group(1) @binding(6) var<storage, read> ring: array<f32>;
+@group(1) @binding(7) var<storage, read> scale: array<f32>;
 """
 
 _RUN = """
@@ -55,6 +61,17 @@ var<workgroup> shared_x: Theta;
 fn share_position(lane: u32, j: u32) {
     if (j == 0u) { for (var d = 0u; d < DM; d++) { shared_x[d] = theta[lane * sp.D + d]; } }
     workgroupBarrier();
+}
+
+// The lane's window from the ring, scaled, into workgroup memory: y of the lane.
+fn load_ring_window(lane: u32, j: u32) -> Chunk {
+    let instrument = lane / sp.chains;
+    let s = scale[instrument];
+    for (var t = j; t < params.T; t += LT) {
+        ys[t] = ring[((sp.ring_head + t) % params.T) * sp.instruments + instrument] / s;
+    }
+    workgroupBarrier();
+    return chunk_of(j);
 }
 
 // The draw's predictive from the workgroup's filter at the accepted position.
@@ -78,7 +95,8 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
              @builtin(local_invocation_index) j: u32) {
     let lane = wid.y * groups.x + wid.x;
     if (lane >= params.lanes) { return; }
-    let c = load_window(lane, j);
+    var c: Chunk;
+    if (sp.chains > 0u) { c = load_ring_window(lane, j); } else { c = load_window(lane, j); }
     share_position(lane, j);
     gradient_of(model_of(shared_x), lane, j, c);
     if (j == 0u) { init_lane(lane); }

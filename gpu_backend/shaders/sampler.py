@@ -48,7 +48,9 @@ const NW: u32 = {NW}u;
 
 struct Sp {
     lanes: u32, D: u32, warmup: u32, draws: u32,
-    target_accept: f32, pad0: u32, pad1: u32, pad2: u32,
+    target_accept: f32,
+    // the one-dispatch sampler's returns ring (shaders/lane_sampler.py); chains 0: no ring
+    ring_head: u32, instruments: u32, chains: u32,
 };
 
 {DECLARATIONS}

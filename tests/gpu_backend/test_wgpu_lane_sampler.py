@@ -7,17 +7,14 @@ counts that leave chunks of one bar, several bars and none (more threads than ba
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
-from wgpu_fixtures import fixture_gpu_device  # noqa: F401 - fixture
+from wgpu_fixtures import fixture_gpu_device, lane_backend  # noqa: F401 - fixture
 
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
 from gpu_backend.sampler_agreement import compare_draw_phase, compare_warm_samplers
 from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for
-from gpu_backend.wgpu_backend import WgpuBackend
 from gpu_backend.wgpu_device import Device
 from regime_model.params import n_params
 from regime_model.types import Priors
@@ -27,24 +24,19 @@ SPEC = ModelSpec(window=64, warmup_cold=150, draws=30)
 TOL = 3e-5  # relative, as the identity gate's float32 kernels (gpu_backend.identity)
 
 
-@functools.cache
-def _backend(device: Device, lane_threads: int) -> WgpuBackend:
-    return WgpuBackend(device, lane_threads=lane_threads)
-
-
 def _inputs(K: int, T: int, lanes: int = 5) -> tuple[np.ndarray, np.ndarray]:
     gen = np.random.default_rng(10 * K + T)
     y = gen.standard_normal((lanes, T)) * np.where(gen.random((lanes, T)) < 0.3, 3.0, 1.0)
     return 0.5 * gen.standard_normal((lanes, n_params(K))), y
 
 
-@pytest.mark.parametrize("lane_threads", [4, 32])
+@pytest.mark.parametrize("lane_threads", [8, 32])
 @pytest.mark.parametrize(("K", "T"), [(2, 1), (2, 7), (2, 64), (3, 33), (4, 50)])
 def test_the_scan_kernels_give_the_reference_density_gradient_and_predictive(
     gpu_device: Device, lane_threads: int, K: int, T: int
 ) -> None:
     theta, y = _inputs(K, T)
-    gpu, cpu = _backend(gpu_device, lane_threads), NumpyBackend()
+    gpu, cpu = lane_backend(gpu_device, lane_threads), NumpyBackend()
     value, grad = gpu.hmm_value_and_grad(theta, y, K, Priors())
     ref_value, ref_grad = cpu.hmm_value_and_grad(theta, y, K, Priors())
     np.testing.assert_allclose(value, ref_value, rtol=TOL)
@@ -64,7 +56,7 @@ def test_lane_threads_shrink_to_what_workgroup_memory_holds() -> None:
 
 
 def test_the_one_dispatch_update_makes_the_host_accept_decisions(gpu_device: Device) -> None:
-    agreement = compare_draw_phase(_backend(gpu_device, 8), NumpyBackend(), SPEC, instruments=3)
+    agreement = compare_draw_phase(lane_backend(gpu_device, 8), NumpyBackend(), SPEC, instruments=3)
     assert agreement.decision_mismatches == 0, agreement
     assert agreement.passed, agreement
 
@@ -72,7 +64,8 @@ def test_the_one_dispatch_update_makes_the_host_accept_decisions(gpu_device: Dev
 def test_the_one_dispatch_update_with_readaptation_agrees_within_monte_carlo_error(
     gpu_device: Device,
 ) -> None:
-    agreement = compare_warm_samplers(_backend(gpu_device, 8), NumpyBackend(), SPEC, replicates=4)
+    backend = lane_backend(gpu_device, 8)
+    agreement = compare_warm_samplers(backend, NumpyBackend(), SPEC, replicates=4)
     assert agreement.passed, agreement
 
 
@@ -87,7 +80,7 @@ def _warm_batch(instruments: int, window: int = SPEC.window):  # type: ignore[no
 def test_the_one_dispatch_update_brings_each_draws_predictive_and_creates_nothing(
     gpu_device: Device,
 ) -> None:
-    backend = _backend(gpu_device, 8)
+    backend = lane_backend(gpu_device, 8)
     lane = backend.lane_sampler
     assert lane is not None
     batch = _warm_batch(2)
@@ -113,7 +106,7 @@ def test_the_one_dispatch_update_brings_each_draws_predictive_and_creates_nothin
 def test_a_window_longer_than_workgroup_memory_runs_a_dispatch_per_step(
     gpu_device: Device,
 ) -> None:
-    backend = _backend(gpu_device, 8)
+    backend = lane_backend(gpu_device, 8)
     assert backend.lane_sampler is not None and backend.sampler is not None
     batch = _warm_batch(1, window=TMAX + 1)
     before = (backend.lane_sampler.submissions, backend.sampler.submissions)

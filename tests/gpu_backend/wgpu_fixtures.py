@@ -30,6 +30,13 @@ def _backend(device: Device) -> WgpuBackend:
     return WgpuBackend(device)
 
 
+@functools.cache
+def lane_backend(device: Device, lane_threads: int) -> WgpuBackend:
+    """A backend with a workgroup per lane (a GPU's default; lavapipe's is a thread per
+    lane), shared by the tests that ask for the same count: compiling one takes seconds."""
+    return WgpuBackend(device, lane_threads=lane_threads)
+
+
 @pytest.fixture(name="gpu_device")
 def fixture_gpu_device() -> Device:
     probed = _probe()
