@@ -1,6 +1,7 @@
 """The kernel sweep: threads per lane, from one (shaders/hmm.py) to a workgroup (hmm_scan).
 
-`python -m gpu_backend.bench.kernels [--lanes 1072] [--window 256] [--states 2] --out F`.
+`regime-trader bench kernels --out F [--lanes 1072] [--window 256] [--states 2] ...` (or
+`python -m gpu_backend.bench.kernels ...`).
 For each lane-thread count it measures, on one device and in one run (so the figures
 compare as ratios):
 - `gradient_ms`: GPU time of one gradient evaluation of every lane, from timestamp
@@ -25,16 +26,17 @@ from typing import Any
 
 import numpy as np
 
-from gpu_backend.identity import regime_returns
-from gpu_backend.selection import BatchShape, probe_inputs
-from regime_model.types import Priors
-from regime_model.update import InstrumentCarry, ModelSpec, refresh
+# The model and the device are imported where they run: the command line builds this
+# benchmark's parser at every start (`regime-trader bench kernels`).
 
 THREADS = (0, 8, 16, 32, 64, 128, 256)
 
 
-def gradient_ms(backend: Any, shape: BatchShape, steps: int, repeats: int) -> float:
+def gradient_ms(backend: Any, shape: Any, steps: int, repeats: int) -> float:
     """Median GPU ms per gradient evaluation over fused trajectories of `steps` steps."""
+    from gpu_backend.selection import probe_inputs  # noqa: PLC0415
+    from regime_model.types import Priors  # noqa: PLC0415
+
     theta, y = probe_inputs(shape)
     L, D = theta.shape
     momentum = np.random.default_rng(1).standard_normal((L, D))
@@ -50,6 +52,9 @@ def gradient_ms(backend: Any, shape: BatchShape, steps: int, repeats: int) -> fl
 
 def warm_updates(backend: Any, instruments: int, window: int, updates: int) -> dict[str, float]:
     """Median wall and GPU seconds of warm updates after one cold one."""
+    from gpu_backend.identity import regime_returns  # noqa: PLC0415
+    from regime_model.update import InstrumentCarry, ModelSpec, refresh  # noqa: PLC0415
+
     series = 0.01 * regime_returns(instruments, window + updates, np.random.default_rng(0))
     keys = np.arange(instruments, dtype=np.uint32)
     carries: list[InstrumentCarry | None] = [None] * instruments
@@ -65,8 +70,7 @@ def warm_updates(backend: Any, instruments: int, window: int, updates: int) -> d
     return {"warm_update_s": float(np.median(walls)), "warm_gpu_s": float(np.median(gpus))}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
     parser.add_argument("--lanes", type=int, default=268 * 4)
     parser.add_argument("--window", type=int, default=256)
@@ -78,7 +82,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--accumulate", choices=("f64", "kahan"), default=None, help="default: the adapter's"
     )
-    args = parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv), list(argv if argv is not None else sys.argv[1:]))
+
+
+def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from gpu_backend.selection import BatchShape  # noqa: PLC0415
     from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415
     from gpu_backend.wgpu_device import open_device  # noqa: PLC0415
 
@@ -100,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "host": platform.node(),
         "adapter": device.info.adapter,
         "shape": {"lanes": args.lanes, "window": args.window, "states": args.states},
-        "command": "python -m gpu_backend.bench.kernels " + " ".join(argv or sys.argv[1:]),
+        "command": "python -m gpu_backend.bench.kernels " + " ".join(argv),
         "steps": args.steps,
         "rows": rows,
     }

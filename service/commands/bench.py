@@ -20,6 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gpu_backend.bench.kernels import add_arguments as add_kernels_arguments
+from gpu_backend.bench.kernels import run as run_kernels
+
 SHAPES = {"trial": 268, "small": 32}
 CHAINS, WINDOW, STATES = 4, 256, 2
 GRAD_REPEATS = 20
@@ -27,7 +30,7 @@ GRAD_REPEATS = 20
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
-        "bench", help="measure: model (the default), ops, supervision, reload",
+        "bench", help="measure: model (the default), ops, kernels, supervision, reload, ...",
         description="Measurements as JSON. With no WHAT: model (the options below are its).",
     )
     _model_args(parser)  # plain `bench` is `bench model`: scripts and docs use it
@@ -36,6 +39,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     ops = kinds.add_parser("ops", help="sweep every kernel, numpy vs wgpu, 1..10,000 lanes")
     ops.add_argument("dir", type=Path, metavar="DIR", help="write DIR/ops-<host>-<date>.csv")
     ops.set_defaults(handler=ops_handler)
+    kernels = kinds.add_parser("kernels", help="threads per lane: gradient and update GPU time")
+    add_kernels_arguments(kernels)
+    kernels.set_defaults(handler=kernels_handler)
     _daemon_parser(kinds, "supervision", "SIGKILL-to-first-update and idle CPU of the supervisor")
     _daemon_parser(kinds, "reload", "time from an editor-style save to config.applied")
     _stages_parser(kinds)
@@ -127,6 +133,10 @@ def ops_handler(args: argparse.Namespace) -> int:
 
     run_op_sweep(args.dir)
     return 0
+
+
+def kernels_handler(args: argparse.Namespace) -> int:
+    return run_kernels(args, sys.argv[3:])
 
 
 def daemon_handler(args: argparse.Namespace) -> int:

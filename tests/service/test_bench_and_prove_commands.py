@@ -20,6 +20,8 @@ from service.bench import chaos, soak
         (["bench", "--shape", "trial"], "model_handler", {"shape": "trial"}),
         (["bench", "model", "--trajectory", "chees"], "model_handler", {"trajectory": "chees"}),
         (["bench", "ops", "out"], "ops_handler", {"dir": Path("out")}),
+        (["bench", "kernels", "--out", "k.json", "--threads", "0,64"], "kernels_handler",
+         {"out": Path("k.json"), "threads": "0,64", "lanes": 1072}),
         (["bench", "supervision", "--json", "s.json"], "daemon_handler",
          {"what": "supervision", "json": Path("s.json")}),
         (["bench", "reload"], "daemon_handler", {"what": "reload"}),
