@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
 from regime_model import rng
-from regime_model.adaptation import regularised_variance
 from regime_model.backend import Backend, ReturnsWindow, UpdateBatch
 from regime_model.carry import (
     InstrumentCarry,
@@ -23,14 +22,13 @@ from regime_model.carry import (
     carry_problem,
     carry_to_arrays,
 )
-from regime_model.diagnostics import convergence, ebfmi
-from regime_model.params import check_states, n_params
-from regime_model.sampler import LaneStart, SamplerConfig, SampleResult
+from regime_model.estimate import RegimeEstimate, estimate_of, merge_rows
+from regime_model.params import n_params
+from regime_model.sampler import LaneStart, SamplerConfig
 from regime_model.scaling import robust_scale
+from regime_model.spec import ModelSpec
 from regime_model.types import (
-    BoolArray,
     FloatArray,
-    IntArray,
     Priors,
     UIntArray,
 )
@@ -52,57 +50,10 @@ INIT_JITTER = 0.5
 COLD_STEP_SIZE = 0.1
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    n_states: int = 2
-    window: int = 256  # T returns per instrument
-    chains: int = 4
-    warmup_cold: int = 300  # iterations for an instrument with no carry
-    warmup_warm: int = 15  # step-size re-adaptation when warm-started
-    draws: int = 40  # kept draws per chain per update
-    # With 4 chains x 40 draws, the worst of 2D rank R-hats of healthy chains lands at
-    # 1.03-1.09 by sampling noise alone; 1.1 still flags stuck or multimodal chains.
-    rhat_max: float = 1.1
-    priors: Priors = field(default_factory=Priors)
-    max_divergences: int = 2  # per instrument per update, over all chains
-    target_accept: float = 0.8
-    steps_min: int = 3
-    steps_max: int = 6
-    trajectory: str = "jitter"  # "chees": adapt each instrument's trajectory length
-
-    def __post_init__(self) -> None:
-        check_states(self.n_states)
-        for name in ("window", "chains", "warmup_cold", "draws", "steps_min"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"ModelSpec.{name} must be >= 1, got {getattr(self, name)}")
-        if self.warmup_warm < 0 or self.steps_max < self.steps_min or self.draws < 4:
-            raise ValueError("ModelSpec needs warmup_warm >= 0, steps_max >= steps_min, draws >= 4")
-        if self.trajectory not in ("jitter", "chees"):
-            raise ValueError(f"ModelSpec.trajectory: jitter or chees, not {self.trajectory!r}")
-        if not 0.0 < self.target_accept < 1.0:
-            raise ValueError(f"ModelSpec.target_accept must be in (0, 1), got {self.target_accept}")
-
-
-class RegimeEstimate(NamedTuple):
-    """Per instrument, leading axis N."""
-
-    regime_probs: FloatArray  # [N, K] posterior mean of filtered P(regime at last bar)
-    pred_mean: FloatArray  # [N] posterior predictive mean of next log return, input units
-    pred_vol: FloatArray  # [N] posterior predictive sd of next log return, input units
-    converged: BoolArray  # [N] decision R-hat and divergences within bounds
-    rhat: FloatArray  # [N] worst split R-hat over parameters (a diagnostic)
-    rhat_decision: FloatArray  # [N] worst split R-hat of what the strategy uses
-    ess_bulk: FloatArray  # [N] worst bulk ESS
-    divergences: IntArray  # [N]
-    step_size: FloatArray  # [N] mean adapted step size
-    ess_tail: FloatArray  # [N] worst tail ESS
-    ebfmi: FloatArray  # [N] lowest E-BFMI over the chains
-    trajectory_length: FloatArray  # [N] mean integration time (step size x leapfrog steps)
-
-
 class RefreshInfo(NamedTuple):
     gradient_evals: int  # batched value-and-gradient calls (each covers all N x C lanes)
     timings_ms: dict[str, float]
+    extended: int = 0  # instrument-blocks sampled beyond the first (effort follows need)
 
 
 def _validate(
@@ -138,14 +89,17 @@ def _as_keys(instrument_keys: np.ndarray) -> UIntArray:
     return keys.astype(np.uint32)
 
 
-def _streams(seed: int, seq: int, keys: UIntArray, chains: int) -> tuple[rng.Stream, rng.Stream]:
-    """Each lane's stream, and the batch-wide one that draws the leapfrog step counts."""
+def _streams(
+    seed: int, seq: int, keys: UIntArray, chains: int, extension: int = 0
+) -> tuple[rng.Stream, rng.Stream]:
+    """Each lane's stream, and the batch-wide one that draws the leapfrog step counts.
+    An extension block's streams differ in the chain word (chains < 2**16)."""
     N = len(keys)
-    lanes = rng.make_stream(
-        seed, np.repeat(keys, chains), np.tile(np.arange(chains, dtype=np.uint32), N), seq
-    )
+    offset = np.uint32(extension << 16)
+    chain = np.tile(np.arange(chains, dtype=np.uint32), N) + offset
+    lanes = rng.make_stream(seed, np.repeat(keys, chains), chain, seq)
     zero = np.zeros(1, dtype=np.uint32)
-    return lanes, rng.make_stream(seed, zero, zero, seq)
+    return lanes, rng.make_stream(seed, zero, zero + offset, seq)
 
 
 def prior_centre(K: int, priors: Priors) -> FloatArray:
@@ -190,50 +144,6 @@ def _sampler_config(spec: ModelSpec) -> SamplerConfig:
     )
 
 
-class _Summary(NamedTuple):
-    regime_probs: FloatArray
-    pred_mean: FloatArray
-    pred_vol: FloatArray
-    decision_draws: FloatArray  # [N, C, S, 2]: P(most turbulent regime), log predictive sd
-
-
-def _summarise(
-    result: SampleResult, y: FloatArray, scale: FloatArray, spec: ModelSpec, backend: Backend
-) -> _Summary:
-    """Posterior means over all draws; the predictive sd by the law of total variance."""
-    L, S, D = result.draws.shape
-    N, K = len(scale), spec.n_states
-    pred = result.predictive
-    if pred is None:
-        pred = backend.hmm_predictive(result.draws.reshape(L * S, D), np.repeat(y, S, axis=0), K)
-    probs = pred.filtered_last.reshape(N, -1, K).mean(axis=1)
-    mean = pred.mean.reshape(N, -1)
-    pm = mean.mean(axis=1)
-    pv = (pred.var.reshape(N, -1) + mean**2).mean(axis=1) - pm**2
-    turbulent = pred.filtered_last[:, -1].reshape(N, spec.chains, -1)
-    log_sd = 0.5 * np.log(np.maximum(pred.var, 1e-300)).reshape(N, spec.chains, -1)
-    decision = np.stack([turbulent, log_sd], axis=-1)
-    return _Summary(probs, pm * scale, np.sqrt(np.maximum(pv, 0.0)) * scale, decision)
-
-
-def _carries(result: SampleResult, spec: ModelSpec) -> list[InstrumentCarry]:
-    """Last draw and step size of every chain; the metric re-estimated from this update's
-    draws, so a warm instrument's metric follows its drifting posterior."""
-    C = spec.chains
-    L, S, D = result.draws.shape
-    per_instrument = result.draws.reshape(L // C, C * S, D)
-    inv_mass = regularised_variance(per_instrument.var(axis=1, ddof=1), float(C * S))
-    last = result.draws[:, -1]
-    return [
-        InstrumentCarry(
-            last[i * C : (i + 1) * C].copy(),
-            result.step_size[i * C : (i + 1) * C].copy(),
-            inv_mass[i],
-        )
-        for i in range(L // C)
-    ]
-
-
 def build_batch(
     returns: np.ndarray,
     carries: Sequence[InstrumentCarry | None],
@@ -241,14 +151,16 @@ def build_batch(
     seq: int,
     seed: int,
     spec: ModelSpec,
+    extension: int = 0,
 ) -> tuple[UpdateBatch, FloatArray]:
-    """`refresh`'s validated sampler input, and each instrument's return scale [N]."""
+    """`refresh`'s validated sampler input, and each instrument's return scale [N];
+    `extension` k > 0: the k-th block an update runs on (its own random streams)."""
     returns = np.asarray(returns, dtype=np.float64)
     keys = _as_keys(instrument_keys)
     _validate(returns, carries, keys, spec)
     scale = robust_scale(returns)
     y = np.repeat(returns / scale[:, None], spec.chains, axis=0)
-    stream, schedule = _streams(seed, seq, keys, spec.chains)
+    stream, schedule = _streams(seed, seq, keys, spec.chains, extension)
     start, config = _lane_start(carries, stream, spec), _sampler_config(spec)
     window = ReturnsWindow(returns, scale, spec.chains)
     batch = UpdateBatch(y, spec.n_states, spec.priors, start, stream, schedule, config, window)
@@ -264,30 +176,35 @@ def refresh(
     spec: ModelSpec,
     backend: Backend,
 ) -> tuple[RegimeEstimate, list[InstrumentCarry], RefreshInfo]:
-    """Refresh every instrument's posterior in one batch; carries[i] None = cold start."""
+    """Refresh every instrument's posterior in one batch; carries[i] None = cold start.
+
+    Effort follows need: an instrument whose estimate fails the convergence gate runs on,
+    up to `spec.extend_max` more blocks of `spec.draws` from where its chains stopped (no
+    re-adaptation; the block before counts as warm-up), in a batch of just those
+    instruments; the rest stop after the first block.
+    """
+    returns = np.asarray(returns, dtype=np.float64)
     batch, scale = build_batch(returns, carries, instrument_keys, seq, seed, spec)
-    C, N, y = spec.chains, len(scale), batch.y
     result = backend.run_update(batch)
     t0 = time.perf_counter()
-    draws = result.draws.reshape(N, C, spec.draws, -1)
-    diag = convergence(draws)
-    summary = _summarise(result, y, scale, spec, backend)
-    # The gate is on what the strategy trades on. In a window that shows one regime only,
-    # the unused state's parameters are weakly identified and their R-hat stays high
-    # although every chain agrees on P(turbulent) and the predictive sd.
-    rhat_decision = convergence(summary.decision_draws).rhat.max(axis=1)
-    divergences = result.divergences.reshape(N, C).sum(axis=1)
-    estimate = RegimeEstimate(
-        *summary[:3],
-        converged=(rhat_decision < spec.rhat_max) & (divergences <= spec.max_divergences),
-        rhat=diag.rhat.max(axis=1),
-        rhat_decision=rhat_decision,
-        ess_bulk=diag.ess_bulk.min(axis=1),
-        divergences=divergences,
-        step_size=result.step_size.reshape(N, C).mean(axis=1),
-        ess_tail=diag.ess_tail.min(axis=1),
-        ebfmi=ebfmi(result.energy).reshape(N, C).min(axis=1),
-        trajectory_length=result.trajectory_length.reshape(N, C).mean(axis=1),
-    )
+    estimate, new = estimate_of(result, batch.y, scale, spec, backend)
     timings = {**result.timings_ms, "summary": 1e3 * (time.perf_counter() - t0)}
-    return estimate, _carries(result, spec), RefreshInfo(result.gradient_evals, timings)
+    t0 = time.perf_counter()
+    evals, extended = result.gradient_evals, 0
+    more = replace(spec, warmup_warm=0)
+    keys = np.asarray(instrument_keys)
+    for block in range(1, spec.extend_max + 1):
+        rows = np.flatnonzero(~estimate.converged)
+        if not len(rows):
+            break
+        part = [new[i] for i in rows]
+        ext, ext_scale = build_batch(returns[rows], part, keys[rows], seq, seed, more, block)
+        ext_result = backend.run_update(ext)
+        ext_estimate, ext_new = estimate_of(ext_result, ext.y, ext_scale, more, backend)
+        estimate = merge_rows(estimate, ext_estimate, rows)
+        for i, carry in zip(rows, ext_new, strict=True):
+            new[i] = carry
+        evals, extended = evals + ext_result.gradient_evals, extended + len(rows)
+    if extended:
+        timings["extension"] = 1e3 * (time.perf_counter() - t0)
+    return estimate, new, RefreshInfo(evals, timings, extended)

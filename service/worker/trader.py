@@ -221,7 +221,8 @@ class Trader:
         self.faults.hit("model")  # test-only: mid model update, new chain states not kept
         for state, carry in zip(states, carries, strict=True):
             state.carry = carry
-        return estimate, {"gradient_evals": float(info.gradient_evals), **info.timings_ms}
+        model = {"gradient_evals": float(info.gradient_evals), "extended": float(info.extended)}
+        return estimate, {**model, **info.timings_ms}
 
     def _decide(
         self,

@@ -1,0 +1,118 @@
+"""From one sampler run to what the strategy reads: the estimate, its diagnostics, carries.
+
+Pure numerics over a SampleResult (the backend only for the predictive, when the run did
+not bring it). `merge_rows` puts a re-run subset of instruments back into an estimate.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from regime_model.adaptation import regularised_variance
+from regime_model.backend import Backend
+from regime_model.carry import InstrumentCarry
+from regime_model.diagnostics import convergence, ebfmi
+from regime_model.sampler import SampleResult
+from regime_model.spec import ModelSpec
+from regime_model.types import BoolArray, FloatArray, IntArray
+
+
+class RegimeEstimate(NamedTuple):
+    """Per instrument, leading axis N."""
+
+    regime_probs: FloatArray  # [N, K] posterior mean of filtered P(regime at last bar)
+    pred_mean: FloatArray  # [N] posterior predictive mean of next log return, input units
+    pred_vol: FloatArray  # [N] posterior predictive sd of next log return, input units
+    converged: BoolArray  # [N] decision R-hat and divergences within bounds
+    rhat: FloatArray  # [N] worst split R-hat over parameters (a diagnostic)
+    rhat_decision: FloatArray  # [N] worst split R-hat of what the strategy uses
+    ess_bulk: FloatArray  # [N] worst bulk ESS
+    divergences: IntArray  # [N]
+    step_size: FloatArray  # [N] mean adapted step size
+    ess_tail: FloatArray  # [N] worst tail ESS
+    ebfmi: FloatArray  # [N] lowest E-BFMI over the chains
+    trajectory_length: FloatArray  # [N] mean integration time (step size x leapfrog steps)
+
+
+class _Summary(NamedTuple):
+    regime_probs: FloatArray
+    pred_mean: FloatArray
+    pred_vol: FloatArray
+    decision_draws: FloatArray  # [N, C, S, 2]: P(most turbulent regime), log predictive sd
+
+
+def _summarise(
+    result: SampleResult, y: FloatArray, scale: FloatArray, spec: ModelSpec, backend: Backend
+) -> _Summary:
+    """Posterior means over all draws; the predictive sd by the law of total variance."""
+    L, S, D = result.draws.shape
+    N, K = len(scale), spec.n_states
+    pred = result.predictive
+    if pred is None:
+        pred = backend.hmm_predictive(result.draws.reshape(L * S, D), np.repeat(y, S, axis=0), K)
+    probs = pred.filtered_last.reshape(N, -1, K).mean(axis=1)
+    mean = pred.mean.reshape(N, -1)
+    pm = mean.mean(axis=1)
+    pv = (pred.var.reshape(N, -1) + mean**2).mean(axis=1) - pm**2
+    turbulent = pred.filtered_last[:, -1].reshape(N, spec.chains, -1)
+    log_sd = 0.5 * np.log(np.maximum(pred.var, 1e-300)).reshape(N, spec.chains, -1)
+    decision = np.stack([turbulent, log_sd], axis=-1)
+    return _Summary(probs, pm * scale, np.sqrt(np.maximum(pv, 0.0)) * scale, decision)
+
+
+def carries_of(result: SampleResult, spec: ModelSpec) -> list[InstrumentCarry]:
+    """Last draw and step size of every chain; the metric re-estimated from this update's
+    draws, so a warm instrument's metric follows its drifting posterior."""
+    C = spec.chains
+    L, S, D = result.draws.shape
+    per_instrument = result.draws.reshape(L // C, C * S, D)
+    inv_mass = regularised_variance(per_instrument.var(axis=1, ddof=1), float(C * S))
+    last = result.draws[:, -1]
+    return [
+        InstrumentCarry(
+            last[i * C : (i + 1) * C].copy(),
+            result.step_size[i * C : (i + 1) * C].copy(),
+            inv_mass[i],
+        )
+        for i in range(L // C)
+    ]
+
+
+def estimate_of(
+    result: SampleResult, y: FloatArray, scale: FloatArray, spec: ModelSpec, backend: Backend
+) -> tuple[RegimeEstimate, list[InstrumentCarry]]:
+    """The estimate of every instrument of the run, and the carries its next update starts from."""
+    C, N = spec.chains, len(scale)
+    draws = result.draws.reshape(N, C, spec.draws, -1)
+    diag = convergence(draws)
+    summary = _summarise(result, y, scale, spec, backend)
+    # The gate is on what the strategy trades on. In a window that shows one regime only,
+    # the unused state's parameters are weakly identified and their R-hat stays high
+    # although every chain agrees on P(turbulent) and the predictive sd.
+    rhat_decision = convergence(summary.decision_draws).rhat.max(axis=1)
+    divergences = result.divergences.reshape(N, C).sum(axis=1)
+    estimate = RegimeEstimate(
+        *summary[:3],
+        converged=(rhat_decision < spec.rhat_max) & (divergences <= spec.max_divergences),
+        rhat=diag.rhat.max(axis=1),
+        rhat_decision=rhat_decision,
+        ess_bulk=diag.ess_bulk.min(axis=1),
+        divergences=divergences,
+        step_size=result.step_size.reshape(N, C).mean(axis=1),
+        ess_tail=diag.ess_tail.min(axis=1),
+        ebfmi=ebfmi(result.energy).reshape(N, C).min(axis=1),
+        trajectory_length=result.trajectory_length.reshape(N, C).mean(axis=1),
+    )
+    return estimate, carries_of(result, spec)
+
+
+def merge_rows(base: RegimeEstimate, part: RegimeEstimate, rows: IntArray) -> RegimeEstimate:
+    """`base` with the instruments at `rows` replaced by `part`'s (in that order)."""
+    merged = []
+    for whole, some in zip(base, part, strict=True):
+        out = np.array(whole, copy=True)
+        out[rows] = some
+        merged.append(out)
+    return RegimeEstimate(*merged)
