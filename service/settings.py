@@ -161,6 +161,10 @@ class ModelSettings(Frozen):
     chains: int = Field(default=4, ge=2, le=16)
     seed: int = Field(default=20261130, ge=0, lt=2**63)
     backend: Literal["numpy", "wgpu", "auto"] = "numpy"
+    extend_max: int = Field(
+        default=1, ge=0, le=8,
+        description="blocks of draws an instrument that fails the convergence gate may run on",
+    )
 
 
 class StrategySettings(Frozen):

@@ -135,6 +135,9 @@ name = "beta"
 window = {window}
 chains = 4
 backend = "numpy"
+# These runs measure and prove the daemon's mechanics (supervision, reload, crash safety);
+# the model's extra blocks for unconverged instruments only lengthen them.
+extend_max = 0
 
 [logging]
 level = "{level}"

@@ -73,6 +73,7 @@ class Trader:
             n_states=settings.model.states,
             window=settings.model.window,
             chains=settings.model.chains,
+            extend_max=settings.model.extend_max,
         )
         self.model_state = ModelState(instruments={})
         self.seq = 0

@@ -43,6 +43,7 @@ requests_per_minute = 100000
 window = 32
 chains = 2
 backend = "numpy"
+extend_max = 0  # orders and faults are under test here, not the model's effort
 
 [logging]
 format = "json"
