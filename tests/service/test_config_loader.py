@@ -245,3 +245,9 @@ def test_a_symbol_with_a_trailing_newline_or_stray_character_is_refused(
 def json_strings(text: str) -> str:
     """Python's repr escapes are TOML's, except that TOML has no \\x escapes."""
     return text.replace("\\x", "\\u00")
+
+
+def test_the_cap_on_extra_model_blocks_defaults_to_one_and_is_bounded(tmp_path: Path) -> None:
+    assert load_config(write_config(tmp_path)).settings.model.extend_max == 1
+    path = write_config(tmp_path, SETTINGS + "\n[model]\nextend_max = 9\n")
+    assert any("extend_max" in p for p in problems(path))
