@@ -78,6 +78,13 @@ def _usage() -> dict[str, int]:
     }
 
 
+def lane_groups(lanes: int) -> tuple[int, int]:
+    """Workgroups for a workgroup per lane: a row of at most 65,535, as many rows as needed
+    (the kernels number lanes as wid.y * groups.x + wid.x)."""
+    wide = max(1, min(lanes, _MAX_GROUPS))
+    return wide, -(-lanes // wide)
+
+
 def params_bytes(lanes: int, T: int, D: int, priors: Priors) -> bytes:
     return struct.pack(
         "4I8f", lanes, T, D, 0,
@@ -138,8 +145,7 @@ class HmmKernels:
         window fits in workgroup memory and scan kernels are on, else a thread per lane."""
         if self.lane_threads and T <= TMAX:
             pipeline = self.cache.get(self.sources[K], K, self.workgroup, _SCAN_OF[entry])
-            wide = min(lanes, _MAX_GROUPS)
-            return Kernel(pipeline, (wide, -(-lanes // wide)))
+            return Kernel(pipeline, lane_groups(lanes))
         pipeline = self.cache.get(self.sources[K], K, self.workgroup, entry)
         return Kernel(pipeline, (-(-lanes // self.workgroup), 1))
 

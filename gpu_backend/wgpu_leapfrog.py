@@ -79,12 +79,8 @@ class LeapfrogKernels:
 
     def _bind(self, buffers: dict[str, Any]) -> Any:
         self._group = cached_bind_group(
-            self._group,
-            self.hmm.pool.generation,
-            self.hmm.device.handle,
-            self.cache.bind_group_layout,
-            buffers,
-            _ROLES,
+            self._group, self.hmm.pool.generation, self.hmm.device.handle,
+            self.cache.bind_group_layout, buffers, _ROLES,
         )
         return self._group[1]
 

@@ -17,6 +17,7 @@ import time
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from gpu_backend.buffer_pool import cached_bind_group, read_back
 from gpu_backend.pipeline_cache import PipelineCache
@@ -31,7 +32,8 @@ from regime_model.sampler import SampleResult, step_counts
 _ROLES = ("s_params", "theta", "value", "vec", "s_float", "s_word", "s_steps", "s_out")
 
 
-def _usage() -> dict[str, int]:
+def usage() -> dict[str, int]:
+    """Buffer usages of the sampler's roles (the one-dispatch sampler adds its own)."""
     import wgpu  # noqa: PLC0415
 
     u = wgpu.BufferUsage
@@ -106,7 +108,7 @@ class DeviceSampler:
         self._source = shader.sampler_source(hmm.workgroup)
         for entry in shader.ENTRIES:
             self.cache.get(self._source, 0, hmm.workgroup, entry)
-        self._usage = _usage()
+        self._usage = usage()
         self._group: tuple[int, Any] | None = None
         self.submissions = 0  # one per run
 
@@ -123,27 +125,16 @@ class DeviceSampler:
         return sample_result(batch, p, out, constant, 1e3 * (time.perf_counter() - t0))
 
     def _buffers(self, batch: UpdateBatch, p: Plan, y_tm: F32) -> dict[str, Any]:
-        hmm, L, D, S = self.hmm, p.lanes, p.D, p.draws
+        hmm, D = self.hmm, p.D
         buffers = hmm.buffers(Launch(ENTRY_VALUE_GRAD, batch.n_states, y_tm, p.floats[:, :D], D))
-        sizes = {
-            "s_params": 32,
-            "s_float": p.floats.nbytes,
-            "s_word": p.words.nbytes,
-            "s_steps": p.steps.nbytes,
-            "s_out": 4 * L * S * (D + 1),
-            "s_readback": 4 * L * S * (D + 1) + p.floats.nbytes + p.words.nbytes,
-        }
+        sizes = {**state_sizes(p), "s_readback": sum(n for _, n in read_parts(p))}
         cap = hmm.device.info.max_binding
         return {**buffers, **hmm.pool.take(sizes, self._usage, cap, "s_readback")}
 
     def _bind(self, buffers: dict[str, Any]) -> Any:
         self._group = cached_bind_group(
-            self._group,
-            self.hmm.pool.generation,
-            self.hmm.device.handle,
-            self.cache.bind_group_layout,
-            buffers,
-            _ROLES,
+            self._group, self.hmm.pool.generation, self.hmm.device.handle,
+            self.cache.bind_group_layout, buffers, _ROLES,
         )
         return self._group[1]
 
@@ -153,15 +144,11 @@ class DeviceSampler:
         buffers = self._buffers(batch, p, y_tm)
         queue = self.hmm.device.handle.queue
         queue.write_buffer(buffers["params"], 0, params_bytes(L, T, D, batch.priors))
-        sp = struct.pack("4If3I", L, D, p.warmup, p.draws, batch.config.target_accept, 0, 0, 0)
-        queue.write_buffer(buffers["s_params"], 0, sp)
         self.hmm.write_y(buffers["y"], y_tm)
-        queue.write_buffer(buffers["theta"], 0, np.ascontiguousarray(p.floats[:, :D]))
-        for role, data in (("s_float", p.floats), ("s_word", p.words), ("s_steps", p.steps)):
-            queue.write_buffer(buffers[role], 0, data)
+        write_state(queue, buffers, p, batch.config.target_accept)
         queue.submit([self._encode(buffers, batch.n_states, T, p)])
         self.submissions += 1
-        return self._read(buffers["s_readback"], p)
+        return read_state(self.hmm, buffers["s_readback"], p)[0]
 
     def _encode(self, buffers: dict[str, Any], K: int, T: int, p: Plan) -> Any:
         hmm = self.hmm
@@ -187,34 +174,74 @@ class DeviceSampler:
                 dispatch(kernels[shader.ENTRY_KICK], s_group)
             dispatch(kernels[shader.ENTRY_FINISH], s_group)
         compute.end()
-        out, offset = buffers["s_readback"], 0
-        for role, n in (
-            ("s_out", 4 * p.lanes * p.draws * (p.D + 1)),
-            ("s_float", p.floats.nbytes),
-            ("s_word", p.words.nbytes),
-        ):
-            encoder.copy_buffer_to_buffer(buffers[role], 0, out, offset, n)
-            offset += n
-        if hmm.queries is not None:
-            encoder.resolve_query_set(hmm.queries, 0, 2, buffers["query"], 0)
-            encoder.copy_buffer_to_buffer(buffers["query"], 0, out, offset, 16)
+        copy_back(hmm, encoder, buffers, read_parts(p))
         return encoder.finish()
 
-    def _read(self, readback: Any, p: Plan) -> Readout:
-        L, D, S = p.lanes, p.D, p.draws
-        stamps = 16 if self.hmm.queries is not None else 0
-        nbytes = 4 * L * S * (D + 1) + p.floats.nbytes + p.words.nbytes + stamps
-        raw = read_back(readback, nbytes)
-        if stamps:
-            begin, end = raw[-16:].view(np.uint64)
-            self.hmm.gpu_ns += int(end - begin)
-        n_out, n_float = 4 * L * S * (D + 1), p.floats.nbytes
-        out = raw[:n_out].view(np.float32)
-        floats = raw[n_out : n_out + n_float].view(np.float32).reshape(p.floats.shape)
-        words = raw[n_out + n_float : nbytes - stamps].view(np.uint32).reshape(p.words.shape)
-        return Readout(
-            out[: L * S * D].reshape(L, S, D), out[L * S * D :].reshape(L, S), floats, words
-        )
+
+# What both device samplers share: the run's state on the device and its read back.
+
+
+def state_sizes(p: Plan) -> dict[str, int]:
+    """Bytes of the sampler's own roles for plan p."""
+    return {
+        "s_params": 32,
+        "s_float": p.floats.nbytes,
+        "s_word": p.words.nbytes,
+        "s_steps": p.steps.nbytes,
+        "s_out": 4 * p.lanes * p.draws * (p.D + 1),
+    }
+
+
+def write_state(
+    queue: Any, buffers: dict[str, Any], p: Plan, target: float, ring: tuple[int, ...] = (0, 0, 0)
+) -> None:
+    """The run's uniform (`ring`: the one-dispatch sampler's head, instruments, chains),
+    the starting position and the lanes' state and step counts."""
+    sp = struct.pack("4If3I", p.lanes, p.D, p.warmup, p.draws, target, *ring)
+    queue.write_buffer(buffers["s_params"], 0, sp)
+    queue.write_buffer(buffers["theta"], 0, np.ascontiguousarray(p.floats[:, : p.D]))
+    for role, data in (("s_float", p.floats), ("s_word", p.words), ("s_steps", p.steps)):
+        queue.write_buffer(buffers[role], 0, data)
+
+
+def read_parts(p: Plan) -> list[tuple[str, int]]:
+    """What a run reads back, in order: draws and energies, the lanes' final state."""
+    return [
+        ("s_out", 4 * p.lanes * p.draws * (p.D + 1)),
+        ("s_float", p.floats.nbytes),
+        ("s_word", p.words.nbytes),
+    ]
+
+
+def copy_back(
+    hmm: HmmKernels, encoder: Any, buffers: dict[str, Any], parts: list[tuple[str, int]]
+) -> None:
+    """Records the copies of `parts` (then the timestamps, when profiling) into s_readback."""
+    out, offset = buffers["s_readback"], 0
+    for role, n in parts:
+        encoder.copy_buffer_to_buffer(buffers[role], 0, out, offset, n)
+        offset += n
+    if hmm.queries is not None:
+        encoder.resolve_query_set(hmm.queries, 0, 2, buffers["query"], 0)
+        encoder.copy_buffer_to_buffer(buffers["query"], 0, out, offset, 16)
+
+
+def read_state(
+    hmm: HmmKernels, readback: Any, p: Plan, extra: int = 0
+) -> tuple[Readout, npt.NDArray[np.uint8]]:
+    """The read back of `read_parts(p)` and `extra` bytes after them (returned raw)."""
+    L, D, S = p.lanes, p.D, p.draws
+    stamps = 16 if hmm.queries is not None else 0
+    ends = np.cumsum([n for _, n in read_parts(p)] + [extra])
+    raw = read_back(readback, int(ends[-1]) + stamps)
+    if stamps:
+        begin, end = raw[-16:].view(np.uint64)
+        hmm.gpu_ns += int(end - begin)
+    out = raw[: ends[0]].view(np.float32)
+    floats = raw[ends[0] : ends[1]].view(np.float32).reshape(p.floats.shape)
+    words = raw[ends[1] : ends[2]].view(np.uint32).reshape(p.words.shape)
+    draws, energy = out[: L * S * D].reshape(L, S, D), out[L * S * D :].reshape(L, S)
+    return Readout(draws, energy, floats, words), raw[ends[2] : ends[3]]
 
 
 def sample_result(

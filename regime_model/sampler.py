@@ -119,7 +119,9 @@ class _Step(NamedTuple):
     jitter: FloatArray  # [L] trajectory fraction ("chees"), ones for "jitter"
 
 
-def _adapt(w: _Warmup, outcome: _Step, state: hmc.HMCState, i: int, cfg: SamplerConfig) -> _Warmup:
+def _adapt(
+    w: _Warmup, outcome: _Step, state: hmc.HMCState, i: int, cfg: SamplerConfig
+) -> _Warmup:
     sched, info = w.schedule, outcome.info
     ch = w.chees
     if cfg.trajectory == "chees":

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 from structlog.testing import capture_logs
-from wgpu_fixtures import fixture_gpu_device, fixture_wgpu_backend  # noqa: F401 - fixtures
+from wgpu_fixtures import (  # noqa: F401 - fixtures
+    fixture_gpu_device,
+    fixture_wgpu_backend,
+    run_twice_in_steady_state,
+)
 
 from gpu_backend.fallback import FallbackBackend
 from gpu_backend.numpy_backend import NumpyBackend
@@ -49,17 +53,7 @@ def test_a_warm_update_is_one_submission_and_creates_nothing_once_warm(
 ) -> None:
     sampler = wgpu_backend.sampler
     assert sampler is not None
-    batch = _warm_batch(2, 2)
-    first = wgpu_backend.run_update(batch)
-    submitted, created = sampler.submissions, wgpu_backend.kernels.pool.created
-    compiled = sampler.cache.compiled + wgpu_backend.kernels.cache.compiled
-    again = wgpu_backend.run_update(batch)
-    assert sampler.submissions == submitted + 1
-    assert wgpu_backend.kernels.pool.created == created
-    assert sampler.cache.compiled + wgpu_backend.kernels.cache.compiled == compiled
-    # Deterministic: the same batch, the same draws, bit for bit.
-    np.testing.assert_array_equal(first.draws, again.draws)
-    assert first.gradient_evals == again.gradient_evals
+    run_twice_in_steady_state(wgpu_backend, sampler, _warm_batch(2, 2))
 
 
 def test_a_batch_with_cold_lanes_stays_on_the_host_driver(wgpu_backend: WgpuBackend) -> None:

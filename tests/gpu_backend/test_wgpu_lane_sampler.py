@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from wgpu_fixtures import fixture_gpu_device, lane_backend  # noqa: F401 - fixture
+from wgpu_fixtures import (  # noqa: F401 - fixture
+    fixture_gpu_device,
+    lane_backend,
+    run_twice_in_steady_state,
+)
 
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
@@ -84,14 +88,7 @@ def test_the_one_dispatch_update_brings_each_draws_predictive_and_creates_nothin
     lane = backend.lane_sampler
     assert lane is not None
     batch = _warm_batch(2)
-    first = backend.run_update(batch)
-    submitted, created = lane.submissions, backend.kernels.pool.created
-    compiled = lane.cache.compiled + backend.kernels.cache.compiled
-    again = backend.run_update(batch)
-    assert lane.submissions == submitted + 1
-    assert backend.kernels.pool.created == created
-    assert lane.cache.compiled + backend.kernels.cache.compiled == compiled
-    np.testing.assert_array_equal(first.draws, again.draws)
+    first = run_twice_in_steady_state(backend, lane, batch)
     # The predictive it brought is the reference's at the very draws it returned.
     assert first.predictive is not None
     L, S, D = first.draws.shape

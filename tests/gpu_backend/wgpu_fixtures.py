@@ -10,7 +10,9 @@ machine without Vulkan, install that package or leave the folder out with
 from __future__ import annotations
 
 import functools
+from typing import Any
 
+import numpy as np
 import pytest
 
 from gpu_backend.wgpu_backend import WgpuBackend
@@ -35,6 +37,22 @@ def lane_backend(device: Device, lane_threads: int) -> WgpuBackend:
     """A backend with a workgroup per lane (a GPU's default; lavapipe's is a thread per
     lane), shared by the tests that ask for the same count: compiling one takes seconds."""
     return WgpuBackend(device, lane_threads=lane_threads)
+
+
+def run_twice_in_steady_state(backend: WgpuBackend, sampler: Any, batch: Any) -> Any:
+    """Runs `batch` twice on `backend`; the second run is one submission of `sampler` and
+    creates no buffer and no pipeline, and both give the same draws bit for bit. Returns
+    the first run's result."""
+    first = backend.run_update(batch)
+    submitted, created = sampler.submissions, backend.kernels.pool.created
+    compiled = sampler.cache.compiled + backend.kernels.cache.compiled
+    again = backend.run_update(batch)
+    assert sampler.submissions == submitted + 1
+    assert backend.kernels.pool.created == created
+    assert sampler.cache.compiled + backend.kernels.cache.compiled == compiled
+    np.testing.assert_array_equal(first.draws, again.draws)
+    assert first.gradient_evals == again.gradient_evals
+    return first
 
 
 @pytest.fixture(name="gpu_device")
