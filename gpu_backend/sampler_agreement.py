@@ -21,7 +21,12 @@ from regime_model.update import InstrumentCarry, ModelSpec, build_batch, refresh
 
 Z_MAX = 3.0
 # Draws of the same chain, float32 device against float64 host: relative to max(|x|, 1).
-DRAW_TOL = 1e-5
+# float32 rounding (6e-8) grows along a chain, each draw starting where the last ended: by
+# ~1e4 over 30 draws of ~5 leapfrog steps since the step size aims at mean acceptance 0.8
+# rather than landing at 0.95 (regime_model/step_size.py; steps ~1.6x longer, trajectories
+# more chaotic): lavapipe's worst draw over 12 chains x 30 draws went from <1e-5 to 3e-4.
+# The accept decisions, which carry the sampler's correctness, must still all agree.
+DRAW_TOL = 1e-3
 _SE_FLOOR = 1e-4  # quantities that every replicate puts at the same value are equal
 
 
@@ -120,9 +125,9 @@ def compare_draw_phase(
     """A warm update without re-adaptation on both backends, chain by chain: the same
     random numbers give the same accept decisions and the same draws within DRAW_TOL.
 
-    (With re-adaptation the float32 and float64 step sizes part by rounding where dual
-    averaging tries steps 10x too long, chaotic trajectories; there the backends agree in
-    distribution: `compare_warm_samplers`.)
+    (With re-adaptation the float32 and float64 step sizes part by rounding, and a step
+    search amplifies it through acceptance rates near 0 or 1 of chaotic trajectories;
+    there the backends agree in distribution: `compare_warm_samplers`.)
     """
     spec = replace(spec, warmup_warm=0)
     returns, carries = _warm_start(cpu, spec, instruments)

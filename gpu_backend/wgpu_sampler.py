@@ -24,7 +24,6 @@ from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.shaders import sampler as shader
 from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
 from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, params_bytes
-from regime_model import adaptation
 from regime_model.backend import UpdateBatch
 from regime_model.params import n_params
 from regime_model.sampler import SampleResult, step_counts
@@ -79,12 +78,9 @@ def plan(batch: UpdateBatch) -> Plan:
     floats = np.zeros((L, 4 * D + shader.N_SCALARS), dtype=np.float32)
     floats[:, :D] = start.position
     floats[:, 3 * D : 4 * D] = start.inv_mass
-    da = adaptation.dual_averaging_start(np.asarray(start.step_size, dtype=np.float64))
     scalars = floats[:, 4 * D :]
     scalars[:, shader.F_EPS] = start.step_size
-    scalars[:, shader.F_LOG_STEP] = da.log_step
-    scalars[:, shader.F_LOG_AVG] = da.log_step_avg
-    scalars[:, shader.F_MU] = da.mu
+    scalars[:, shader.F_LOG_STEP] = np.log(np.asarray(start.step_size, dtype=np.float64))
     words = np.zeros((L, shader.N_WORDS), dtype=np.uint32)
     words[:, :2], words[:, 2:4] = batch.stream.key, batch.stream.high
     iterations = np.arange(-W, cfg.draws, dtype=np.int64)

@@ -1,11 +1,10 @@
-"""Warm-up adaptation, per lane: dual-averaging step size and windowed diagonal mass.
+"""Warm-up adaptation, per lane: the windowed mass matrix and the warm-up's plan.
 
-Step size: Nesterov dual averaging toward a target acceptance rate (Hoffman & Gelman 2014,
-Stan's constants). Inverse mass: per coordinate, the median over one instrument's chains
-of each chain's window variance, over doubling windows (Stan's slow windows), shrunk toward
-1e-3 like Stan so a short window cannot produce a degenerate metric. A chain stranded far
-below its instrument's best chain restarts from it before the metric windows end.
-Lanes are ordered instrument-major, C chains each.
+Inverse mass: per coordinate, the median over one instrument's chains of each chain's
+window variance, over doubling windows (Stan's slow windows), shrunk toward 1e-3 like Stan
+so a short window cannot produce a degenerate metric. A chain stranded far below its
+instrument's best chain restarts from it before the metric windows end. The step size is
+`step_size`'s. Lanes are ordered instrument-major, C chains each.
 """
 
 from __future__ import annotations
@@ -15,19 +14,6 @@ from typing import NamedTuple
 import numpy as np
 
 from regime_model.types import BoolArray, FloatArray, IntArray
-
-GAMMA, T0, KAPPA = 0.05, 10.0, 0.75
-# Dual averaging explores around mu = log(10 * eps) after a (re)start, as Stan does: a
-# larger step is cheap to reject and shrinks fast, a too-small one wastes gradients.
-MU_FACTOR = 10.0
-
-
-class DualAveraging(NamedTuple):
-    log_step: FloatArray  # [L] the iterate used for the next transition
-    log_step_avg: FloatArray  # [L] the averaged iterate, used once warm-up ends
-    h_avg: FloatArray  # [L] running mean of (target - acceptance)
-    n: FloatArray  # [L] updates since the last (re)start
-    mu: FloatArray  # [L] shrinkage point
 
 
 class Welford(NamedTuple):
@@ -42,34 +28,8 @@ class Schedule(NamedTuple):
     adapting: BoolArray  # step size adapts at this iteration
     collect: BoolArray  # the draw after this iteration feeds the mass window
     window_end: BoolArray  # the mass window closes after this iteration
-    warmup_end: BoolArray  # last warm-up iteration: freeze the averaged step size
+    search: BoolArray  # the step follows the root search (step_size.py), not dual averaging
     regroup: BoolArray  # stranded chains restart from their instrument's best after this
-
-
-def dual_averaging_start(step_size: FloatArray) -> DualAveraging:
-    L = len(step_size)
-    zeros = np.zeros(L)
-    log_step = np.log(step_size)
-    return DualAveraging(
-        log_step, log_step.copy(), zeros, zeros.copy(), np.log(MU_FACTOR) + log_step
-    )
-
-
-def dual_averaging_update(
-    da: DualAveraging, acceptance: FloatArray, target: float, mask: BoolArray
-) -> DualAveraging:
-    count = da.n + 1.0
-    h_avg = (1 - 1 / (count + T0)) * da.h_avg + (target - acceptance) / (count + T0)
-    log_step = da.mu - np.sqrt(count) / GAMMA * h_avg
-    weight = count**-KAPPA
-    log_avg = weight * log_step + (1 - weight) * da.log_step_avg
-    new = DualAveraging(log_step, log_avg, h_avg, count, da.mu)
-    return DualAveraging(*(np.where(mask, n, o) for n, o in zip(new, da, strict=True)))
-
-
-def restart_where(da: DualAveraging, mask: BoolArray) -> DualAveraging:
-    fresh = dual_averaging_start(np.exp(da.log_step))
-    return DualAveraging(*(np.where(mask, f, o) for f, o in zip(fresh, da, strict=True)))
 
 
 def welford_empty(L: int, D: int) -> Welford:
@@ -161,6 +121,8 @@ def lane_schedule(warmup: int, adapt_mass: bool, total: int) -> Schedule:
         # little warm-up to re-adapt after a restart).
         for stop in [windows[0][0]] + [stop for _, stop in windows[:-1]]:
             plan[4, offset + stop - 1] = True
-    if warmup:
-        plan[3, total - 1] = True
+    # A warm lane searches from its carried step; a cold one over the second half of its
+    # terminal buffer (at least its last iteration), from the average dual averaging
+    # reached in the first half with the final metric.
+    plan[3, (total - max(1, int(0.1 * warmup) // 2)) if adapt_mass else offset :] = True
     return Schedule(*plan)

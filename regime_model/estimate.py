@@ -34,6 +34,7 @@ class RegimeEstimate(NamedTuple):
     ess_tail: FloatArray  # [N] worst tail ESS
     ebfmi: FloatArray  # [N] lowest E-BFMI over the chains
     trajectory_length: FloatArray  # [N] mean integration time (step size x leapfrog steps)
+    acceptance: FloatArray  # [N] mean acceptance rate over the chains' draws (target 0.8)
 
 
 class _Summary(NamedTuple):
@@ -104,6 +105,7 @@ def estimate_of(
         ess_tail=diag.ess_tail.min(axis=1),
         ebfmi=ebfmi(result.energy).reshape(N, C).min(axis=1),
         trajectory_length=result.trajectory_length.reshape(N, C).mean(axis=1),
+        acceptance=result.acceptance.reshape(N, C).mean(axis=1),
     )
     return estimate, carries_of(result, spec)
 

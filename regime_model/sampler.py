@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from regime_model import adaptation, chees, hmc, rng
+from regime_model import adaptation, chees, hmc, rng, step_size
 from regime_model.types import BoolArray, FloatArray, IntArray, LogDensityFn, PredictiveBatch
 
 
@@ -62,7 +62,8 @@ class SampleResult(NamedTuple):
 
 class _Warmup(NamedTuple):
     schedule: adaptation.Schedule
-    da: adaptation.DualAveraging
+    da: step_size.DualAveraging
+    search: step_size.StepSearch
     window: adaptation.Welford
     inv_mass: FloatArray
     step_size: FloatArray
@@ -103,7 +104,8 @@ def _warmup_begin(start: LaneStart, total: int, cfg: SamplerConfig) -> _Warmup:
     L, D = start.position.shape
     return _Warmup(
         _plan(start, total),
-        adaptation.dual_averaging_start(start.step_size),
+        step_size.dual_averaging_start(start.step_size),
+        step_size.search_start(np.log(start.step_size)),
         adaptation.welford_empty(L, D),
         start.inv_mass.copy(),
         start.step_size.copy(),
@@ -127,9 +129,10 @@ def _adapt(
     if cfg.trajectory == "chees":
         grad = chees.gradient(outcome.start, info, w.inv_mass, outcome.jitter, cfg.chains)
         ch = chees.update(ch, grad, w.step_size, sched.adapting[:, i])
-    da = adaptation.dual_averaging_update(
-        w.da, info.acceptance_rate, cfg.target_accept, sched.adapting[:, i]
-    )
+    adapting, searching = sched.adapting[:, i], sched.search[:, i]
+    rate, target = info.acceptance_rate, cfg.target_accept
+    da = step_size.dual_averaging_update(w.da, rate, target, adapting & ~searching)
+    search = step_size.search_update(w.search, rate, target, searching)
     window = adaptation.welford_add(w.window, state.position, sched.collect[:, i])
     inv_mass = w.inv_mass
     ends = sched.window_end[:, i]
@@ -139,14 +142,16 @@ def _adapt(
         window = adaptation.Welford(
             *(np.where(_col(ends, o), e, o) for e, o in zip(empty, window, strict=True))
         )
-        da = adaptation.restart_where(da, ends)
-    done = sched.warmup_end[:, i]
+        da = step_size.restart_where(da, ends)
+    if i + 1 < sched.search.shape[1]:
+        search = step_size.search_from(search, da, sched.search[:, i + 1] & ~searching)
+        searching = searching | sched.search[:, i + 1]
     step = np.where(
-        done,
-        np.exp(da.log_step_avg),
-        np.where(sched.adapting[:, i], np.exp(da.log_step), w.step_size),
+        searching,
+        np.exp(search.log_step),
+        np.where(adapting, np.exp(da.log_step), w.step_size),
     )
-    return _Warmup(sched, da, window, inv_mass, step, ch)
+    return _Warmup(sched, da, search, window, inv_mass, step, ch)
 
 
 def _col(mask: BoolArray, like: FloatArray) -> BoolArray:
@@ -215,8 +220,9 @@ def _regroup(
     its position and its step-size adaptation; the metric is the instrument's already."""
     donor = adaptation.stranded(state.logdensity, chains, mask, state.position.shape[1])
     state = hmc.HMCState(*(x[donor] for x in state))
-    da = adaptation.DualAveraging(*(x[donor] for x in w.da))
-    return state, w._replace(da=da, step_size=w.step_size[donor])
+    da = step_size.DualAveraging(*(x[donor] for x in w.da))
+    search = step_size.StepSearch(*(x[donor] for x in w.search))
+    return state, w._replace(da=da, search=search, step_size=w.step_size[donor])
 
 
 class _Draws(NamedTuple):

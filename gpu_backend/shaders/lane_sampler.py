@@ -5,7 +5,7 @@ shaders/sampler.py's one-thread-per-lane steps need a dispatch per leapfrog step
 each other, so nothing forces that: here one workgroup runs its lane's whole update, the
 window loaded into workgroup memory once. Thread 0 does the per-lane scalar work with
 sampler.py's own functions (momentum from the device Philox, drift, kick, the Metropolis
-test, dual averaging, the draw's record); every thread takes part in each gradient
+test, the step-size search, the draw's record); every thread takes part in each gradient
 (shaders/hmm_scan.py's parallel-in-time forward-backward), the position handed to them
 through workgroup memory. After each draw the workgroup filters the window at the draw
 and writes what the strategy reads (P(regime | window), the next return's predictive mean

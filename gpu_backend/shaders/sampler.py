@@ -2,7 +2,7 @@
 
 One thread per lane. Per iteration the host records `begin` (momentum from the device
 Philox, keyed as regime_model.rng keys it), `steps` x (`drift`, hmm value_grad, `kick`)
-and `finish` (Metropolis test with its own Philox uniform, then dual averaging of the step
+and `finish` (Metropolis test with its own Philox uniform, then the step-size search
 size during warm-up, or the draw's record while sampling), all in ONE compute pass; each
 lane counts its own iteration (`it`) and leapfrog steps (`taken`), so no per-iteration
 value has to reach the device between dispatches. The trajectory's position lives in the
@@ -25,8 +25,8 @@ ENTRY_FINISH = "finish"
 ENTRIES = (ENTRY_INIT, ENTRY_BEGIN, ENTRY_DRIFT, ENTRY_KICK, ENTRY_FINISH)
 
 # Per-lane float state: pos, grad of pos, momentum, inverse mass ([D] each), then these.
-F_LP_HI, F_LP_LO, F_K0, F_EPS, F_LOG_STEP, F_LOG_AVG, F_H_AVG, F_MU, F_ACC_SUM = range(9)
-N_SCALARS = 9
+F_LP_HI, F_LP_LO, F_K0, F_EPS, F_LOG_STEP, F_ACC_SUM = range(6)
+N_SCALARS = 6
 # Per-lane u32 state: Philox key (2), the counter's high words (2), then these.
 U_IT, U_TAKEN, U_OK, U_DIVERGENT = 4, 5, 6, 7
 N_WORDS = 8
@@ -154,18 +154,15 @@ fn metropolis(l: u32, iteration: u32) -> Outcome {
     return o;
 }
 
-fn dual_averaging(l: u32, it: u32, rate: f32) {
+// regime_model.step_size.search_update: a warm lane (the device runs no other) searches
+// over its whole warm-up, so the update count is the iteration's.
+fn step_search(l: u32, it: u32, rate: f32) {
     let s = scalar(l);
     let count = f32(it + 1u);
-    let shrink = 1.0 / (count + {T0});
-    let h_avg = (1.0 - shrink) * fs[s + {H_AVG}u] + (sp.target_accept - rate) * shrink;
-    let log_step = fs[s + {MU}u] - sqrt(count) / {GAMMA} * h_avg;
-    let weight = pow(count, -{KAPPA});
-    let log_avg = weight * log_step + (1.0 - weight) * fs[s + {LOG_AVG}u];
-    fs[s + {H_AVG}u] = h_avg;
+    let gain = {GAIN} / pow(count + {T0}, {KAPPA});
+    let log_step = fs[s + {LOG_STEP}u] + gain * (rate - sp.target_accept);
     fs[s + {LOG_STEP}u] = log_step;
-    fs[s + {LOG_AVG}u] = log_avg;
-    fs[s + {EPS}u] = exp(select(log_step, log_avg, it + 1u == sp.warmup));
+    fs[s + {EPS}u] = exp(log_step);
 }
 
 fn finish_lane(l: u32) {
@@ -183,7 +180,7 @@ fn finish_lane(l: u32) {
         us[l * NW + {OK}u] = 1u;
     }
     if (it < sp.warmup) {
-        dual_averaging(l, it, o.rate);
+        step_search(l, it, o.rate);
     } else {
         let draw = l * sp.draws + it - sp.warmup;
         for (var d = 0u; d < sp.D; d++) { out[draw * sp.D + d] = fs[b + d]; }
@@ -243,15 +240,15 @@ fn finish(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 def sampler_functions(workgroup: int, declarations: str) -> str:
     """Philox and the per-lane sampler steps over `declarations` (the bindings)."""
-    from regime_model import adaptation, hmc  # noqa: PLC0415 - constants only
+    from regime_model import hmc, step_size  # noqa: PLC0415 - constants only
 
     names = {
         "WG": workgroup, "NS": N_SCALARS, "NW": N_WORDS,
         "LP_HI": F_LP_HI, "LP_LO": F_LP_LO, "K0": F_K0, "EPS": F_EPS, "LOG_STEP": F_LOG_STEP,
-        "LOG_AVG": F_LOG_AVG, "H_AVG": F_H_AVG, "MU": F_MU, "ACC_SUM": F_ACC_SUM,
+        "ACC_SUM": F_ACC_SUM,
         "IT": U_IT, "TAKEN": U_TAKEN, "OK": U_OK, "DIVERGENT": U_DIVERGENT,
-        "DIVERGENCE": f"{hmc.DIVERGENCE_ENERGY:.1f}", "T0": f"{adaptation.T0:.1f}",
-        "GAMMA": f"{adaptation.GAMMA}", "KAPPA": f"{adaptation.KAPPA}",
+        "DIVERGENCE": f"{hmc.DIVERGENCE_ENERGY:.1f}", "T0": f"{step_size.T0:.1f}",
+        "GAIN": f"{step_size.GAIN:.1f}", "KAPPA": f"{step_size.KAPPA}",
     }  # fmt: skip
     source = PHILOX_WGSL + _SOURCE.replace("{DECLARATIONS}", declarations) + _FINISH
     for name, value in names.items():

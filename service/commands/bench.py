@@ -189,6 +189,7 @@ def run(shape: str, backend_name: str, trajectory: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     est, carries, info = refresh(returns[:, :WINDOW], [None] * N, keys, 1, 7, spec, backend)
     cold_s = time.perf_counter() - t0
+    cold_acceptance = float(est.acceptance.mean())
     t0 = time.perf_counter()
     est, _, warm_info = refresh(returns[:, 1 : WINDOW + 1], carries, keys, 2, 7, spec, backend)
     warm_s = time.perf_counter() - t0
@@ -220,5 +221,8 @@ def run(shape: str, backend_name: str, trajectory: str) -> dict[str, Any]:
         "warm_divergences": int(est.divergences.sum()),
         "warm_ebfmi_min": float(est.ebfmi.min()),
         "warm_trajectory_length_median": float(np.median(est.trajectory_length)),
+        # Mean over instruments of the chains' mean acceptance while sampling (target 0.8).
+        "cold_acceptance_mean": round(cold_acceptance, 4),
+        "warm_acceptance_mean": round(float(est.acceptance.mean()), 4),
         "python": sys.version.split()[0],
     }

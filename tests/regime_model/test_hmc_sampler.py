@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from regime_model import hmc, rng
+from regime_model.diagnostics import convergence
 from regime_model.sampler import LaneStart, SamplerConfig, sample
 from regime_model.types import FloatArray
 
@@ -43,27 +44,28 @@ def start(L: int, D: int, warmup: int) -> LaneStart:
 
 
 def test_draws_recover_the_mean_and_sd_of_each_instruments_gaussian() -> None:
-    instruments, D = 3, 3
+    """Each of 9 means and 9 sds within 4 Monte Carlo standard errors of the truth: the
+    mean's MCSE is sd / sqrt(ESS), the sd's sd / sqrt(2 ESS of the squared deviations).
+    A right sampler fails one of the 18 by chance with probability ~1e-3 (the seed is
+    fixed); the sampler without its Metropolis correction fails it (checked by hand; the
+    planted faults of `bench validate --mutants` are the systematic check)."""
+    instruments, D, S = 3, 3, 500
     L = instruments * CHAINS
     mean = np.repeat([[1.0, -2.0, 0.0], [0.0, 5.0, 1.0], [-3.0, 0.0, 2.0]], CHAINS, axis=0)
     sd = np.repeat([[1.0, 0.1, 3.0], [0.5, 2.0, 0.05], [1.0, 1.0, 1.0]], CHAINS, axis=0)
     lanes, schedule = streams(L)
-    result = sample(
-        gaussian(mean, sd),
-        start(L, D, 300),
-        lanes,
-        schedule,
-        SamplerConfig(draws=500, chains=CHAINS),
-    )
-    pooled = result.draws.reshape(instruments, CHAINS * 500, D)
+    config = SamplerConfig(draws=S, chains=CHAINS)
+    result = sample(gaussian(mean, sd), start(L, D, 300), lanes, schedule, config)
+    chains = result.draws.reshape(instruments, CHAINS, S, D)
     true_mean, true_sd = mean[::CHAINS], sd[::CHAINS]
-    assert (np.abs(pooled.mean(axis=1) - true_mean) < 0.15 * true_sd).all()
-    assert (np.abs(pooled.std(axis=1) / true_sd - 1) < 0.15).all()
+    ess_mean = convergence(chains).ess_bulk
+    ess_square = convergence((chains - true_mean[:, None, None]) ** 2).ess_bulk
+    pooled = chains.reshape(instruments, CHAINS * S, D)
+    assert (np.abs(pooled.mean(axis=1) - true_mean) < 4 * true_sd / np.sqrt(ess_mean)).all()
+    assert (np.abs(pooled.std(axis=1) / true_sd - 1) < 4 / np.sqrt(2 * ess_square)).all()
     # The adapted metric learned the scales: inverse mass ~ variance.
     assert (np.abs(np.log(result.inv_mass[::CHAINS] / true_sd**2)) < np.log(2)).all()
     assert (result.divergences == 0).all()
-    # Dual averaging's averaged step errs small: realised acceptance sits at or above target.
-    assert ((result.acceptance > 0.7) & (result.acceptance < 0.99)).all()
 
 
 def test_a_non_finite_density_is_a_divergence_never_an_exception() -> None:

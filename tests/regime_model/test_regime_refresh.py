@@ -67,13 +67,14 @@ def test_same_inputs_give_byte_identical_estimates_and_carries() -> None:
 def test_warm_start_runs_the_short_path_and_mixes_with_cold_instruments() -> None:
     returns, _ = two_regime_returns(2, 129, seed=3)
     keys = np.array([10, 20], np.uint32)
-    _, carries, cold_info = refresh(returns[:, :-1], [None, None], keys, 1, 9, SMALL, BACKEND)
-    warm, warm_carries, warm_info = refresh(returns[:, 1:], carries, keys, 2, 9, SMALL, BACKEND)
+    spec = replace(SMALL, extend_max=0)  # the first block alone (extension: test_effort_...)
+    _, carries, cold_info = refresh(returns[:, :-1], [None, None], keys, 1, 9, spec, BACKEND)
+    warm, warm_carries, warm_info = refresh(returns[:, 1:], carries, keys, 2, 9, spec, BACKEND)
     assert warm_info.gradient_evals < cold_info.gradient_evals / 3
     assert set(warm_info.timings_ms) == {"warmup", "sampling", "summary"}
     assert np.isfinite(warm.rhat).all() and (warm.step_size > 0).all()
     assert all(c.position.shape == (4, 6) and c.inv_mass.shape == (6,) for c in warm_carries)
-    mixed, _, mixed_info = refresh(returns[:, 1:], [carries[0], None], keys, 2, 9, SMALL, BACKEND)
+    mixed, _, mixed_info = refresh(returns[:, 1:], [carries[0], None], keys, 2, 9, spec, BACKEND)
     assert mixed_info.gradient_evals > 3 * warm_info.gradient_evals  # the cold length rules
     # A warm instrument's answer does not depend on a cold neighbour lengthening the batch.
     assert mixed.regime_probs[0].tobytes() == warm.regime_probs[0].tobytes()

@@ -81,7 +81,14 @@ def test_a_failed_commit_sends_nothing_of_its_update_and_the_restart_resumes(
 def test_a_full_disk_stops_the_worker_before_the_orders_of_the_update_it_could_not_commit(
     tmp_path: Path, chaos_config: Path, reference: dict[str, Any]
 ) -> None:
-    """A 256 KiB tmpfs, mounted in a private user and mount namespace (no root needed)."""
+    """A 256 KiB tmpfs, mounted in a private user and mount namespace (no root needed).
+
+    Which write meets the full disk depends on the bytes written before it (the model's
+    state changes with the sampler): a checkpoint commit, and then nothing of that update
+    was sent, or a later write, such as an order's outcome, after a durable checkpoint.
+    Either way no order reaches the broker without its checkpoint, and with room again
+    the worker trades on to the same end. (A failed commit at a chosen update is the
+    test above.)"""
     mountpoint, out = tmp_path / "small-disk", tmp_path / "out"
     mountpoint.mkdir()
     out.mkdir()
@@ -96,7 +103,8 @@ def test_a_full_disk_stops_the_worker_before_the_orders_of_the_update_it_could_n
 
     assert result["full_exit"] == 1
     assert "database or disk is full" in result["full_stderr"]
-    assert "none of its orders was sent" in result["full_stderr"]
+    if "was not committed" in result["full_stderr"]:
+        assert "none of its orders was sent" in result["full_stderr"]
     at_full = final_state(out / "at-full", "alpha")  # the local state when the disk filled
     assert at_full["seq"] < STOP
     sent = _broker_ids(out / "broker-at-full" / "alpha.sim-broker.sqlite")
