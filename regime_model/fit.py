@@ -2,7 +2,8 @@
 
 The whole series is the window: the same scaling, priors, log density and sampler as an
 update, with a longer warm-up and more draws. Summaries are in the units of the input
-returns; the filtered regime probabilities at every bar are averaged over thinned draws.
+returns; the filtered and smoothed regime probabilities at every bar are averaged over
+thinned draws.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from regime_model.params import constrain, n_params
 from regime_model.posterior import log_density_and_grad, uniform_init
 from regime_model.sampler import LaneStart, SamplerConfig, SampleResult, sample
 from regime_model.scaling import robust_scale
-from regime_model.types import FloatArray, Priors
+from regime_model.types import FloatArray, Priors, Progress
 
 INIT_JITTER, COLD_STEP_SIZE = 0.5, 0.1
 FILTER_DRAWS = 40  # draws averaged for the per-bar filtered probabilities
@@ -31,6 +32,7 @@ class FitResult(NamedTuple):
     ess_bulk: FloatArray  # [P]
     ess_tail: FloatArray  # [P]
     filtered: FloatArray  # [T, K] posterior mean P(regime at bar t | y_<=t)
+    smoothed: FloatArray  # [T, K] posterior mean P(regime at bar t | all of y)
     sampler: SampleResult
 
 
@@ -60,20 +62,28 @@ def _start(K: int, C: int, warmup: int, priors: Priors, stream: rng.Stream) -> L
     )
 
 
-def filtered_path(theta: FloatArray, y: FloatArray, K: int) -> FloatArray:
-    """Mean over draws theta [M, D] of the filtered probabilities, [T, K]."""
+def regime_paths(theta: FloatArray, y: FloatArray, K: int) -> tuple[FloatArray, FloatArray]:
+    """Means over draws theta [M, D] of the filtered and the smoothed probabilities, [T, K]
+    each: P(regime at t | y up to t) and P(regime at t | the whole series)."""
     c = constrain(theta, K)
     ys = np.broadcast_to(y, (len(theta), len(y)))
     log_e = gaussian_log_emissions(ys, c.mu, c.log_sigma)
-    alpha, _ = messages(
+    alpha, beta = messages(
         relative_emissions(log_e).rel, np.exp(c.log_trans), uniform_init(len(theta), K)
     )
-    out: FloatArray = alpha.mean(axis=1).T
-    return out
+    smoothed = alpha * beta
+    smoothed /= smoothed.sum(axis=0)
+    return alpha.mean(axis=1).T, smoothed.mean(axis=1).T
 
 
 def fit_series(
-    returns: FloatArray, K: int, seed: int, priors: Priors, config: SamplerConfig, warmup: int
+    returns: FloatArray,
+    K: int,
+    seed: int,
+    priors: Priors,
+    config: SamplerConfig,
+    warmup: int,
+    progress: Progress | None = None,
 ) -> FitResult:
     returns = np.asarray(returns, dtype=np.float64)
     scale = float(robust_scale(returns[None])[0])
@@ -92,12 +102,13 @@ def fit_series(
         stream,
         rng.make_stream(seed, zero, zero, 0),
         config,
+        progress,
     )
     S, D = config.draws, n_params(K)
     named = constrained(result.draws.reshape(-1, D), K, scale).reshape(C, S, -1)
     diag = convergence(named[None])
     thin = max(1, C * S // FILTER_DRAWS)
-    filtered = filtered_path(result.draws.reshape(-1, D)[::thin], y, K)
+    filtered, smoothed = regime_paths(result.draws.reshape(-1, D)[::thin], y, K)
     return FitResult(
         parameter_names(K),
         named,
@@ -105,6 +116,7 @@ def fit_series(
         diag.ess_bulk[0],
         diag.ess_tail[0],
         filtered,
+        smoothed,
         result,
     )
 

@@ -7,8 +7,8 @@ warm-up is shorter than the batch's stays frozen until its warm-up begins, so co
 warm instruments share one batch and every lane's result depends on its inputs alone.
 
 Trajectory lengths: "jitter" draws one leapfrog step count per iteration, uniform on
-[steps_min, steps_max] and shared by every lane; "chees" adapts each instrument's
-trajectory length during warm-up (see `chees`) and lets every lane run its own count.
+[steps_min, steps_max], shared by every lane (the jitter breaks the resonances of a fixed
+length); "chees" adapts each instrument's length in warm-up and lets lanes differ.
 """
 
 from __future__ import annotations
@@ -19,16 +19,21 @@ from typing import NamedTuple
 import numpy as np
 
 from regime_model import adaptation, chees, hmc, rng, step_size
-from regime_model.types import BoolArray, FloatArray, IntArray, LogDensityFn, PredictiveBatch
+from regime_model.types import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    LogDensityFn,
+    PredictiveBatch,
+    Progress,
+)
 
 
 class SamplerConfig(NamedTuple):
     draws: int
     chains: int
     target_accept: float = 0.8
-    # Leapfrog steps per transition, uniform on [steps_min, steps_max] and shared by all
-    # lanes at one iteration (lockstep); jitter breaks the resonances of a fixed length.
-    steps_min: int = 3
+    steps_min: int = 3  # "jitter": leapfrog steps uniform on [steps_min, steps_max]
     steps_max: int = 7
     trajectory: str = "jitter"  # or "chees"
     max_steps: int = 64  # cap on one lane's leapfrog steps under "chees"
@@ -70,11 +75,6 @@ class _Warmup(NamedTuple):
     chees: chees.ChEES
 
 
-def num_steps(schedule_stream: rng.Stream, iteration: int, config: SamplerConfig) -> int:
-    u = rng.uniform(schedule_stream, iteration, rng.Purpose.SCHEDULE, 1)[0, 0]
-    return config.steps_min + int(u * (config.steps_max - config.steps_min + 1))
-
-
 def step_counts(
     schedule_stream: rng.Stream, iterations: IntArray, config: SamplerConfig
 ) -> IntArray:
@@ -83,6 +83,10 @@ def step_counts(
     span = config.steps_max - config.steps_min + 1
     counts: IntArray = config.steps_min + (u * span).astype(np.int64)
     return counts
+
+
+def num_steps(schedule_stream: rng.Stream, iteration: int, config: SamplerConfig) -> int:
+    return int(step_counts(schedule_stream, np.array([iteration]), config)[0])
 
 
 def _plan(start: LaneStart, total: int) -> adaptation.Schedule:
@@ -121,6 +125,10 @@ class _Step(NamedTuple):
     jitter: FloatArray  # [L] trajectory fraction ("chees"), ones for "jitter"
 
 
+def _col(mask: BoolArray, like: FloatArray) -> BoolArray:
+    return mask if like.ndim == 1 else mask[:, None]
+
+
 def _adapt(
     w: _Warmup, outcome: _Step, state: hmc.HMCState, i: int, cfg: SamplerConfig
 ) -> _Warmup:
@@ -154,10 +162,6 @@ def _adapt(
     return _Warmup(sched, da, search, window, inv_mass, step, ch)
 
 
-def _col(mask: BoolArray, like: FloatArray) -> BoolArray:
-    return mask if like.ndim == 1 else mask[:, None]
-
-
 def _select(mask: BoolArray, new: hmc.HMCState, old: hmc.HMCState) -> hmc.HMCState:
     return hmc.HMCState(*(np.where(_col(mask, o), n, o) for n, o in zip(new, old, strict=True)))
 
@@ -168,6 +172,11 @@ class _Loop(NamedTuple):
     schedule_stream: rng.Stream
     config: SamplerConfig
     total_warmup: int
+    progress: Progress | None = None
+
+    def tick(self, done: int) -> None:
+        if self.progress is not None:
+            self.progress(done, self.total_warmup + self.config.draws)
 
 
 def _transition(
@@ -210,6 +219,7 @@ def _run_warmup(
         if regroup.any():
             state, w = _regroup(state, w, regroup, loop.config.chains)
         evals += step.info.num_steps
+        loop.tick(i + 1)
     return state, w, evals
 
 
@@ -251,6 +261,7 @@ def _run_sampling(
         out.acceptance[:] += step.info.acceptance_rate / S
         out.steps[:] += step.info.lane_steps / S
         evals += step.info.num_steps
+        loop.tick(loop.total_warmup + s + 1)
     return out._replace(evals=evals)
 
 
@@ -260,9 +271,11 @@ def sample(
     stream: rng.Stream,
     schedule_stream: rng.Stream,
     config: SamplerConfig,
+    progress: Progress | None = None,
 ) -> SampleResult:
     """Warm up every lane for its own length (aligned to end together), then draw."""
-    loop = _Loop(logdensity_fn, stream, schedule_stream, config, int(start.warmup.max(initial=0)))
+    warmup = int(start.warmup.max(initial=0))
+    loop = _Loop(logdensity_fn, stream, schedule_stream, config, warmup, progress)
     t0 = time.perf_counter()
     state = hmc.init(start.position, logdensity_fn)
     state, w, warm_evals = _run_warmup(loop, state, start)

@@ -18,6 +18,8 @@ BoolArray = npt.NDArray[np.bool_]
 
 # theta [L, D] -> (log density [L], gradient [L, D]); the sampler knows nothing else about a model.
 LogDensityFn = Callable[[FloatArray], tuple[FloatArray, FloatArray]]
+# Called after every sampler iteration with (iterations done, in all): a progress bar.
+Progress = Callable[[int, int], None]
 
 
 class Trajectory(NamedTuple):

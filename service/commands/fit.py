@@ -1,8 +1,10 @@
 """`regime-trader fit`: fit the regime model to one price series from a CSV and report.
 
 Parameter summaries (mean, sd, 5/50/95 %, R-hat, bulk and tail ESS for mu[k], sigma[k],
-P[i,j] in the units of the input log returns), the filtered probability of each regime
-at every bar, and the sampler's diagnostics; `--json` prints the same as one JSON object.
+P[i,j] in the units of the input log returns), the filtered and the smoothed probability
+of each regime at every bar, and the sampler's diagnostics. `--json` prints all of it as
+one JSON object; `--csv-out` writes the per-bar probabilities; the text report shows the
+last bars only. `--from`/`--to` fit one window of the file (dates in its first column).
 """
 
 from __future__ import annotations
@@ -13,34 +15,70 @@ import json
 import math
 import sys
 import time
+from datetime import date
 from pathlib import Path
 from typing import Any
 
+from service.progress import show_progress
+
 EX_DATA = 65  # sysexits EX_DATAERR: the CSV lacks the column or has too few prices
+# Defaults that reach R-hat <= 1.01 and bulk ESS >= 400 on every parameter (docs/fit.md).
+CHAINS, WARMUP, DRAWS = 4, 400, 500
+LAST_BARS = 10
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("fit", help="fit the regime model to one price series (CSV)")
     parser.add_argument("--csv", type=Path, required=True, metavar="FILE")
-    parser.add_argument("--column", default="close", help="price column (default: close)")
+    parser.add_argument("--column", default="close",
+                        help="price column, any case (default: close; Yahoo's files say Close)")
+    parser.add_argument("--from", dest="start", type=_date, metavar="DATE",
+                        help="first bar to use (YYYY-MM-DD, inclusive)")
+    parser.add_argument("--to", dest="end", type=_date, metavar="DATE",
+                        help="last bar to use (YYYY-MM-DD, inclusive)")
     parser.add_argument("--states", type=int, default=2, choices=(2, 3, 4))
     parser.add_argument("--seed", type=int, default=20261130)
-    parser.add_argument("--draws", type=int, default=250, help="kept draws per chain")
-    parser.add_argument("--warmup", type=int, default=400)
+    parser.add_argument("--chains", type=int, default=CHAINS)
+    parser.add_argument("--draws", type=int, default=DRAWS, help="kept draws per chain")
+    parser.add_argument("--warmup", type=int, default=WARMUP)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--csv-out", type=Path, metavar="PATH",
+                        help="write time, filtered and smoothed probabilities per bar")
     parser.set_defaults(handler=handler)
 
 
-def read_prices(path: Path, column: str) -> tuple[list[str], list[float]]:
-    """(first-column labels, prices) of the rows whose price is a positive number."""
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+
+
+def read_prices(
+    path: Path, column: str, start: date | None = None, end: date | None = None
+) -> tuple[list[str], list[float]]:
+    """(first-column labels, prices) of the rows whose price is a positive number; the
+    column matched whatever its case; with `start`/`end`, the rows dated within them."""
     with path.open(newline="") as f:
         reader = csv.DictReader(f)
-        if reader.fieldnames is None or column not in reader.fieldnames:
+        names = {name.strip().lower(): name for name in reader.fieldnames or []}
+        if column.lower() not in names:
             raise ValueError(f"{path}: no column {column!r}; columns are {reader.fieldnames}")
-        first = reader.fieldnames[0]
-        rows = [(r[first], float(r[column])) for r in reader if r[column].strip()]
+        first, price = (reader.fieldnames or [""])[0], names[column.lower()]
+        rows = [(r[first], float(r[price])) for r in reader if (r[price] or "").strip()]
     rows = [(t, p) for t, p in rows if math.isfinite(p) and p > 0]
+    if start or end:
+        rows = [(t, p) for t, p in rows if _within(path, t, start, end)]
     return [t for t, _ in rows], [p for _, p in rows]
+
+
+def _within(path: Path, label: str, start: date | None, end: date | None) -> bool:
+    try:
+        day = date.fromisoformat(label.strip()[:10])
+    except ValueError:
+        problem = f"--from/--to need dates in the first column, found {label!r}"
+        raise ValueError(f"{path}: {problem}") from None
+    return (start is None or day >= start) and (end is None or day <= end)
 
 
 def handler(args: argparse.Namespace) -> int:
@@ -52,7 +90,7 @@ def handler(args: argparse.Namespace) -> int:
     from regime_model.types import Priors  # noqa: PLC0415
 
     try:
-        times, prices = read_prices(args.csv, args.column)
+        times, prices = read_prices(args.csv, args.column, args.start, args.end)
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EX_DATA
@@ -64,9 +102,12 @@ def handler(args: argparse.Namespace) -> int:
     returns = np.diff(np.log(np.asarray(prices)))
     tune_allocator()  # the scan's large temporaries: see gpu_backend.numpy_backend
     t0 = time.perf_counter()
-    config = SamplerConfig(draws=args.draws, chains=4)
-    fit = fit_series(returns, args.states, args.seed, Priors(), config, args.warmup)
+    config = SamplerConfig(draws=args.draws, chains=args.chains)
+    progress = show_progress("fit") if sys.stderr.isatty() else None
+    fit = fit_series(returns, args.states, args.seed, Priors(), config, args.warmup, progress)
     report = _report(fit, times[1:], chain_ebfmi(fit.sampler), time.perf_counter() - t0)
+    if args.csv_out:
+        write_paths(args.csv_out, report)
     if args.json:
         json.dump(report, sys.stdout)
         print()
@@ -103,11 +144,23 @@ def _report(fit: Any, times: list[str], ebfmi: Any, seconds: float) -> dict[str,
         "gradient_evals": r.gradient_evals,
         "seconds": round(seconds, 3),
     }
-    filtered = [
-        {"time": t, "probs": [round(float(p), 6) for p in row]}
-        for t, row in zip(times, fit.filtered, strict=True)
-    ]
-    return {"parameters": params, "diagnostics": diagnostics, "filtered": filtered}
+    filtered, smoothed = (
+        [{"time": t, "probs": [round(float(p), 6) for p in row]}
+         for t, row in zip(times, path, strict=True)]
+        for path in (fit.filtered, fit.smoothed)
+    )  # fmt: skip
+    return {"parameters": params, "diagnostics": diagnostics, "filtered": filtered,
+            "smoothed": smoothed}  # fmt: skip
+
+
+def write_paths(path: Path, report: dict[str, Any]) -> None:
+    K = len(report["filtered"][0]["probs"]) if report["filtered"] else 0
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["time", *(f"filtered_{k + 1}" for k in range(K)),
+                      *(f"smoothed_{k + 1}" for k in range(K))])  # fmt: skip
+        for a, b in zip(report["filtered"], report["smoothed"], strict=True):
+            out.writerow([a["time"], *a["probs"], *b["probs"]])
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -121,6 +174,9 @@ def _print(report: dict[str, Any]) -> None:
             f"{s['q95']:11.6f} {s['rhat']:6.3f} {s['ess_bulk']:8.0f} {s['ess_tail']:8.0f}"
         )
     print("\ndiagnostics:", json.dumps(report["diagnostics"]))
-    print("\nfiltered regime probabilities (time, P(regime 1..K)):")
-    for row in report["filtered"]:
-        print(row["time"], " ".join(f"{p:.4f}" for p in row["probs"]))
+    rows = list(zip(report["filtered"], report["smoothed"], strict=True))
+    print(f"\nlast {min(LAST_BARS, len(rows))} of {len(rows)} bars (time, filtered P(regime "
+          "1..K), smoothed P(regime 1..K)); every bar: --csv-out PATH or --json")
+    for a, b in rows[-LAST_BARS:]:
+        print(a["time"], " ".join(f"{p:.4f}" for p in a["probs"]), " ",
+              " ".join(f"{p:.4f}" for p in b["probs"]))
