@@ -41,13 +41,21 @@ def decide(
     budget: float,
     settings: StrategySettings,
 ) -> Decision:
-    """Target for one instrument. An unconverged posterior keeps the previous decision."""
+    """Target for one instrument. An unconverged posterior is not traded on: the previous
+    target shrinks by `unconverged_exposure` (an open position is reduced, none is opened)."""
     if not signal.converged:
-        return previous or Decision(signal.symbol, False, 0.0, 0.0)
+        return _reduced(previous, signal.symbol, settings.unconverged_exposure)
     invested = _hysteresis(signal.p_turbulent, previous.invested if previous else False, settings)
     weight = _vol_target_weight(signal.pred_vol, settings) if invested else 0.0
     qty = math.floor(weight * budget / signal.price) if signal.price > 0 else 0.0
     return Decision(signal.symbol, invested, weight, float(qty))
+
+
+def _reduced(previous: Decision | None, symbol: Symbol, exposure: float) -> Decision:
+    if previous is None or not previous.invested:
+        return Decision(symbol, False, 0.0, 0.0)
+    qty = float(math.floor(previous.target_qty * exposure))
+    return Decision(symbol, qty > 0, previous.target_weight * exposure if qty > 0 else 0.0, qty)
 
 
 def _hysteresis(p_turbulent: float, was_invested: bool, settings: StrategySettings) -> bool:

@@ -77,19 +77,40 @@ def _model_decisions(
     if estimate is None:
         return [], []
     cols = _columns(estimate)
-    decisions, rows = [], []
+    decisions, rows, unconverged = [], [], []
     for i, symbol in enumerate(ready):
         state = book.instruments[symbol]
         signal = Signal(symbol, cols.p_turbulent[i], cols.pred_vol[i],
                         float(state.last_close or 0.0), cols.converged[i])
         decision = decide(signal, state.decision, budget, strategy)
+        if not signal.converged:
+            unconverged.append(_unconverged_row(estimate, i, signal, state.decision, decision))
         _note_regime(state, cols.regime[i], cols.p_regime[i])
         state.decision = decision
         decisions.append(decision)
         rows.append(DecisionRow(symbol, cols.regime[i], signal.p_turbulent, cols.pred_mean[i],
                                 signal.pred_vol, signal.converged, decision.target_weight,
                                 decision.target_qty))
+    if unconverged:
+        # Never silently: what failed, by how much, and what the rule did to the target.
+        log.warning("model.unconverged", instruments=unconverged,
+                    rule=f"previous target x {strategy.unconverged_exposure}")
     return decisions, rows
+
+
+def _unconverged_row(
+    estimate: RegimeEstimate, i: int, signal: Signal, previous: Decision | None,
+    decision: Decision,
+) -> dict[str, object]:
+    return {
+        "symbol": signal.symbol,
+        "rhat_decision": round(float(estimate.rhat_decision[i]), 4),
+        "ess_bulk": round(float(estimate.ess_bulk[i]), 1),
+        "divergences": int(estimate.divergences[i]),
+        "p_turbulent": round(signal.p_turbulent, 4),
+        "previous_qty": previous.target_qty if previous else 0.0,
+        "target_qty": decision.target_qty,
+    }
 
 
 def _note_regime(state: InstrumentState, regime: int, probability: float) -> None:

@@ -30,9 +30,24 @@ def test_hysteresis_holds_between_the_thresholds() -> None:
     assert not decide(signal(0.5), out, BUDGET, SETTINGS).invested  # between: stay out
 
 
-def test_an_unconverged_posterior_keeps_the_previous_decision() -> None:
+def test_an_unconverged_posterior_halves_the_previous_target_and_never_opens_one() -> None:
+    previous = Decision("SPY", True, 0.5, 51.0)
+    once = decide(signal(0.01, converged=False), previous, BUDGET, SETTINGS)
+    assert once == Decision("SPY", True, 0.25, 25.0)  # whatever the unconverged p says
+    assert decide(signal(0.01, converged=False), once, BUDGET, SETTINGS).target_qty == 12.0
+    flat = Decision("SPY", False, 0.0, 0.0)
+    assert decide(signal(0.01, converged=False), flat, BUDGET, SETTINGS) == flat
+    assert decide(signal(0.01, converged=False), None, BUDGET, SETTINGS) == flat
+    one_share = Decision("SPY", True, 0.01, 1.0)
+    assert not decide(signal(0.01, converged=False), one_share, BUDGET, SETTINGS).invested
+
+
+def test_unconverged_exposure_zero_goes_flat_and_one_keeps_the_stale_target() -> None:
     previous = Decision("SPY", True, 0.5, 50.0)
-    assert decide(signal(0.99, converged=False), previous, BUDGET, SETTINGS) == previous
+    flat = StrategySettings(unconverged_exposure=0.0)
+    assert decide(signal(0.01, converged=False), previous, BUDGET, flat).target_qty == 0.0
+    stale = StrategySettings(unconverged_exposure=1.0)
+    assert decide(signal(0.99, converged=False), previous, BUDGET, stale) == previous
 
 
 def test_intents_move_positions_to_targets_and_skip_small_or_busy_ones() -> None:
