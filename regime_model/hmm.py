@@ -97,7 +97,10 @@ def forward_backward(log_e: FloatArray, P: FloatArray, init: FloatArray) -> HMMP
     smoothed = _normalise(alpha * beta)
     eb = rel[:, :, 1:] * beta[:, :, 1:]
     weight = eb / (pred[:, :, 1:] * eb).sum(axis=0)
-    pair_sums = alpha[:, :, :-1].transpose(1, 0, 2) @ weight.transpose(1, 2, 0)
+    # sum_t alpha_{t-1}(i) weight_t(j), by numpy's own multiply and pairwise sum rather than
+    # a batched matmul: BLAS picks its kernel, and with it the summation order, by CPU, so
+    # the same numpy gave other bits on another x86-64 host (bench digest).
+    pair_sums = (alpha[:, None, :, :-1] * weight[None]).sum(axis=-1).transpose(2, 0, 1)
     return HMMPosterior(loglik, smoothed, P * pair_sums, alpha[:, :, -1].T)
 
 

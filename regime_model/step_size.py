@@ -9,8 +9,8 @@ average is higher than their mean acceptance (Jensen's inequality on a concave c
 log eps += GAIN (accept - target) / (n + T0)^KAPPA, whose iterate converges to the step at
 which the MEAN acceptance is the target. A cold lane searches from dual averaging's
 average over its terminal buffer (after the last metric window); a warm lane, whose carried
-step is already near the root, searches over its whole warm-up. docs/validation.md has the
-figures.
+step is already near the root, searches over its whole warm-up. docs/validation-history.md
+has the figures.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ MU_FACTOR = 10.0
 # The search's gain starts at GAIN / (1 + T0)^KAPPA = 0.52 and decays: about -0.4 in log
 # step for a rejected first iteration, +0.1 for an accepted one. KAPPA < 1 decays slowly
 # enough to reach the root from afar (Robbins-Monro: the gains' sum infinite, their squares'
-# finite). (1.0, 0.6, 5) and (1.5, 0.6, 10) gave the same acceptance (docs/validation.md).
+# finite). (1.0, 0.6, 5) and (1.5, 0.6, 10) gave the same acceptance
+# (docs/validation-history.md).
 GAIN, T0, KAPPA = 2.0, 5.0, 0.75
 
 

@@ -175,9 +175,8 @@ class StrategySettings(Frozen):
     enter_below: float = Field(default=0.35, ge=0.0, le=1.0)
     exit_above: float = Field(default=0.65, ge=0.0, le=1.0)
     min_trade_fraction: float = Field(default=0.02, ge=0.0, lt=1.0)
-    # An estimate that fails the convergence gate is not traded on: the instrument's
-    # previous target is scaled by this (never raised, never entered), so exposure halves
-    # at each unconverged bar by default; 0 goes flat at once, 1 keeps the stale target.
+    # An unconverged estimate is not traded on: the previous target is scaled by this
+    # (halving by default at each such bar; 0 goes flat, 1 keeps the stale target).
     unconverged_exposure: float = Field(default=0.5, ge=0.0, le=1.0)
     # Up to one-second bars around the clock (31.6 million a year).
     bars_per_year: float = Field(default=252 * 390, gt=0.0, le=1e8)

@@ -22,6 +22,7 @@ from typing import Any
 
 from gpu_backend.bench.kernels import add_arguments as add_kernels_arguments
 from gpu_backend.bench.kernels import run as run_kernels
+from service.commands.bench_estimates import add_estimate_commands
 
 SHAPES = {"trial": 268, "small": 32}
 CHAINS, WINDOW, STATES = 4, 256, 2
@@ -46,6 +47,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _daemon_parser(kinds, "reload", "time from an editor-style save to config.applied")
     _stages_parser(kinds)
     _round_parser(kinds)
+    add_estimate_commands(kinds)
 
 
 def _daemon_parser(

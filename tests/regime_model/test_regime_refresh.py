@@ -112,7 +112,7 @@ def test_regimes_whose_vols_differ_by_2x_are_recovered_from_the_filtered_probabi
     """The most probable FILTERED regime (what the strategy sees) matches the truth on
     at least 90 % of bars when the turbulent regime is twice as volatile (regimes last
     ~200 bars). The bar is the filter's own: with the TRUE parameters it scores 88 %, 92.5 %
-    and 95 % on average at switch rates 0.02, 0.01 and 0.005 (docs/validation.md)."""
+    and 95 % on average at switch rates 0.02, 0.01 and 0.005 (docs/validation-history.md)."""
     returns, states = two_regime_returns(2, 256, seed=12, vols=(0.01, 0.02), switch=0.005)
     _, carries, _ = refresh(
         returns, [None, None], np.array([3, 4]), 1, 5, ModelSpec(draws=100), BACKEND

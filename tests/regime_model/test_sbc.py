@@ -1,6 +1,6 @@
 """Simulation-based calibration of our model: ranks of the truth among posterior draws are
 uniform (chi-square, Bonferroni over parameters). The CI version is short; the full one
-(200 datasets per K) is `pytest -m slow`, with its result in docs/validation.md."""
+(200 datasets per K) is `pytest -m slow` and `regime-trader bench validate` (docs/validation.md)."""
 
 from __future__ import annotations
 

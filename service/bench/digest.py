@@ -1,0 +1,63 @@
+"""`regime-trader bench digest`: SHA-256 digests of a fixed numpy update and a fixed fit.
+
+The same numpy version must give the same digests on every x86-64 host; CI checks them
+against the golden values committed in tests/data/golden_digests.json, and the H200 host's
+CPU (an Intel Xeon, where this machine is an AMD EPYC) is checked through the device tool.
+The inputs come from integers (PCG64) scaled by powers of two, so they are exact on every
+host and no transcendental function touches them before the model does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from typing import Any
+
+import numpy as np
+
+from gpu_backend.numpy_backend import NumpyBackend
+from regime_model.fit import fit_series
+from regime_model.sampler import SamplerConfig
+from regime_model.spec import ModelSpec
+from regime_model.types import Priors
+from regime_model.update import refresh
+
+UPDATE_SPEC = ModelSpec(window=128, warmup_cold=60, draws=20, extend_max=0)
+
+
+def exact_returns(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Returns in (-0.04, 0.04) with a calm and a volatile stretch, exactly representable."""
+    ticks = np.random.default_rng(seed).integers(-(2**20), 2**20, size=shape)
+    scale = np.where(np.arange(shape[-1]) % 200 < 150, 2.0**-26, 2.0**-25)
+    out: np.ndarray = ticks * scale
+    return out
+
+
+def _sha(*arrays: Any) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+def update_digest() -> str:
+    returns = exact_returns((8, UPDATE_SPEC.window), 11)
+    estimate, carries, _ = refresh(returns, [None] * 8, np.arange(8), 1, 7, UPDATE_SPEC,
+                                   NumpyBackend())  # fmt: skip
+    return _sha(*estimate, *(c.position for c in carries), *(c.step_size for c in carries))
+
+
+def fit_digest() -> str:
+    result = fit_series(exact_returns((600,), 5), 2, 3, Priors(), SamplerConfig(60, 4), 60)
+    return _sha(result.draws, result.filtered, result.smoothed, result.sampler.step_size)
+
+
+def digests() -> dict[str, Any]:
+    features = getattr(np, "__cpu_features__", {})
+    return {
+        "update": update_digest(),
+        "fit": fit_digest(),
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+        "cpu_avx512f": bool(features.get("AVX512F")),
+    }

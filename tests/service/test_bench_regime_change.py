@@ -1,0 +1,48 @@
+"""`bench regime-change`: the worker's warm estimates bar by bar beside cold references,
+in the JSON the issue names. (The figures themselves: docs/benchmarks.md.)"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from service.bench import regime_change
+from service.cli import main
+
+
+def test_a_synthetic_series_switches_where_it_says(tmp_path: Path) -> None:
+    switches = regime_change.synthetic_csv(tmp_path / "s.csv", seed=3, bars=400)
+    lines = (tmp_path / "s.csv").read_text().splitlines()
+    assert lines[0] == "Date,Close" and len(lines) == 402
+    assert switches and all("2010-03-01" <= s <= "2011-02-08" for s in switches)
+
+
+def test_each_bar_of_the_range_has_a_warm_estimate_and_a_reference(tmp_path: Path) -> None:
+    """A small reference (2 chains x 60 draws) so that the test runs in seconds; the
+    command line insists on >= 8 chains x 4,000."""
+    regime_change.synthetic_csv(tmp_path / "s.csv", seed=3, bars=300)
+    series = regime_change.Series(tmp_path / "s.csv", "CLOSE", date(2010, 10, 1),
+                                  date(2010, 10, 3), window=128)  # fmt: skip
+    out = regime_change.measure(series, 7, 1, regime_change.Reference(2, 60, 60))
+    assert [b["time"] for b in out["bars"]] == ["2010-10-01", "2010-10-02", "2010-10-03"]
+    for row in out["bars"]:
+        assert set(row) >= {"time", "warm", "reference", "converged"}
+        assert 0.0 <= row["warm"] <= 1.0 and 0.0 <= row["reference"] <= 1.0
+    errors = sorted(abs(b["warm"] - b["reference"]) for b in out["bars"])
+    assert out["abs_error"]["max"] == pytest.approx(errors[-1], abs=1e-4)
+    assert out["abs_error"]["median"] == pytest.approx(errors[1], abs=1e-4)
+    assert 0.0 <= out["unconverged_fraction"] <= 1.0
+
+
+def test_the_command_refuses_a_short_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["bench", "regime-change", "--csv", str(tmp_path / "x.csv"), "--from", "2008-08-01",
+            "--to", "2008-10-31", "--reference-draws", "1000"]  # fmt: skip
+    assert main(argv) == 2
+    assert ">= 8 chains and >= 4000 draws" in capsys.readouterr().err
+    assert main(["bench", "regime-change", "--write-synthetic", str(tmp_path / "s.csv")]) == 0
+    assert json.loads(capsys.readouterr().out)["switches"]
