@@ -17,6 +17,7 @@ from service.exit_codes import EX_CONFIG, EX_TEMPFAIL
 from service.logs import configure_logging
 from service.secrets import SecretsError, load_keys
 from service.state.store import StateError, UnusableStateError
+from service.state_dir import resolve_state_dir
 from service.worker.fault_points import FaultSpecError, faults_from_env
 
 log = structlog.get_logger("service.cli")
@@ -146,18 +147,6 @@ def check_keys(config: LoadedConfig) -> None:
 
     for account in config.settings.account_names:
         load_keys(account, key_dir(config))
-
-
-def resolve_state_dir(flag: Path | None, config: LoadedConfig) -> Path:
-    """--state-dir, else $STATE_DIRECTORY (set by systemd), else the config, else ./var/state."""
-    if flag is not None:
-        return flag.resolve()
-    from_systemd = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
-    if from_systemd:
-        return Path(from_systemd)
-    if config.settings.state_dir is not None:
-        return config.settings.state_dir.resolve()
-    return Path("var/state").resolve()
 
 
 if __name__ == "__main__":

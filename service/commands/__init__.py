@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-MODULES: tuple[str, ...] = ("verify_gpu", "fit", "bench", "prove")
+MODULES: tuple[str, ...] = ("verify_gpu", "fit", "bench", "prove", "replay")
 
 
 def register_all(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -154,6 +154,21 @@ class StateStore:
     def checkpoint_seqs(self) -> list[int]:
         return [r[0] for r in self._conn.execute("SELECT seq FROM checkpoints ORDER BY seq")]
 
+    def checkpoint(self, seq: int) -> Checkpoint | None:
+        row = self._conn.execute(
+            "SELECT seq, bar_time, config_hash, backend, adapter, numerics, cash, equity, "
+            "model, model_digest, book FROM checkpoints WHERE seq = ?", (seq,)
+        ).fetchone()
+        return None if row is None else checkpoint_from_row(row)
+
+    def decisions(self, seq: int) -> list[DecisionRow]:
+        rows = self._conn.execute(
+            "SELECT symbol, regime, p_turbulent, pred_mean, pred_vol, converged, target_weight, "
+            "target_qty FROM decisions WHERE seq = ? ORDER BY symbol", (seq,)
+        )
+        return [DecisionRow(r[0], int(r[1]), r[2], r[3], r[4], bool(r[5]), r[6], r[7])
+                for r in rows]  # fmt: skip
+
     def model_digests(self) -> dict[int, str]:
         rows = self._conn.execute("SELECT seq, model_digest FROM checkpoints ORDER BY seq")
         return {int(seq): str(digest) for seq, digest in rows}

@@ -14,12 +14,12 @@ import numpy as np
 import structlog
 
 from regime_model.backend import Backend
-from regime_model.update import ModelSpec, RegimeEstimate, refresh
+from regime_model.update import RegimeEstimate, refresh
 from service.broker.base import Broker
 from service.config_loader import LoadedConfig
 from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
-from service.model_state import ModelState, instrument_key
+from service.model_state import ModelState
 from service.state.checkpoint_codec import WARMING_KEY, decode_model_state, encode_model_state
 from service.state.store import Checkpoint, DecisionRow, StateStore
 from service.types import BrokerSnapshot, OrderIntent, Symbol
@@ -29,6 +29,7 @@ from service.worker.order_submission import OrderSubmitter
 from service.worker.reconcile import Reconciler
 from service.worker.rotation import next_batch
 from service.worker.targets import decide_targets
+from service.worker.update_inputs import STAMP_KEY, inputs_of, model_spec
 from service.worker.update_report import StageTimer, UpdateReport, log_update
 from service.worker.warmup import Warmup
 
@@ -69,12 +70,8 @@ class Trader:
         self.latest_bar = latest_bar
         self.cursor = cursor
         settings = config.settings
-        self.spec = ModelSpec(
-            n_states=settings.model.states,
-            window=settings.model.window,
-            chains=settings.model.chains,
-            extend_max=settings.model.extend_max,
-        )
+        self.spec = model_spec(settings.model)
+        self.update_stamp: dict[str, object] = {}  # the last update's inputs (update_inputs)
         self.model_state = ModelState(instruments={})
         self.seq = 0
         self.last_bar_time: datetime | None = None
@@ -207,17 +204,13 @@ class Trader:
     def _refresh(
         self, ready: list[Symbol], seq: int
     ) -> tuple[RegimeEstimate | None, dict[str, float]]:
+        inputs = inputs_of(self.model_state, ready, seq, self.config.settings.model.seed)
+        self.update_stamp = inputs.stamp()
         if not ready:
             return None, {}
         states = [self.model_state.instruments[s] for s in ready]
         estimate, carries, info = refresh(
-            returns=np.stack([s.returns for s in states]),
-            carries=[s.carry for s in states],
-            instrument_keys=np.array([instrument_key(s.symbol) for s in states], dtype=np.uint32),
-            seq=seq,
-            seed=self.config.settings.model.seed,
-            spec=self.spec,
-            backend=self.backend,
+            inputs.returns, inputs.carries, inputs.keys, seq, inputs.seed, self.spec, self.backend
         )
         self.faults.hit("model")  # test-only: mid model update, new chain states not kept
         for state, carry in zip(states, carries, strict=True):
@@ -247,6 +240,7 @@ class Trader:
         model, book = encode_model_state(self.model_state)
         # for `status`; resume ignores it
         book[WARMING_KEY] = self.warmup.book_entry(self.model_state, self.cold.pending())
+        book[STAMP_KEY] = self.update_stamp  # for `replay`; resume ignores it
         checkpoint = Checkpoint(
             seq=seq,
             bar_time=bar_time,

@@ -98,7 +98,12 @@ def test_under_random_faults_every_intent_is_accepted_exactly_once(
     assert len(kinds) >= 8, f"too few kinds of fault injected: {kinds}"
 
 
-@pytest.mark.parametrize("point", ["after_checkpoint", "after_post"])
+# after_post (the POST left, its answer never came back) is the point only the real HTTP path
+# exercises; after_checkpoint is killed at in CI by the chaos proof (sim broker), here in
+# the slow suite: each variant takes ~90 s of the 10-minute budget.
+@pytest.mark.parametrize(
+    "point", [pytest.param("after_checkpoint", marks=pytest.mark.slow), "after_post"]
+)
 def test_sigkill_at_the_dangerous_points_neither_duplicates_nor_loses_an_order(
     run_daemon: Callable[..., DaemonProcess], server: AlpacaServer, tmp_path: Path, point: str
 ) -> None:
