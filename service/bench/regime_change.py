@@ -39,6 +39,7 @@ class Series(NamedTuple):
     start: date
     end: date
     window: int = 256
+    extend_max: int = ModelSpec().extend_max  # the daemon's blocks of run-on per update
 
 
 def _reference_job(job: tuple[np.ndarray, int, Reference]) -> tuple[float, float]:
@@ -60,7 +61,7 @@ def measure(series: Series, seed: int, jobs: int, ref: Reference) -> dict[str, A
     dates, prices = read_prices(series.path, series.column)
     closes = np.asarray(prices)
     first, last = _range(dates, series.start, series.end)
-    spec = ModelSpec(window=series.window)
+    spec = ModelSpec(window=series.window, extend_max=series.extend_max)
     steps = replay(dates, closes, first - 1, last, spec, seed)
     returns = np.diff(np.log(closes))  # returns[i - 1] ends at bar i
     work = [(returns[i - series.window : i], seed, ref) for i in range(first, last + 1)]

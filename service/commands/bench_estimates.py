@@ -91,6 +91,8 @@ def _regime_change_parser(kinds: Kinds) -> None:
     rc.add_argument("--from", dest="start", type=date.fromisoformat, metavar="DATE")
     rc.add_argument("--to", dest="end", type=date.fromisoformat, metavar="DATE")
     rc.add_argument("--window", type=int, default=256)
+    rc.add_argument("--extend-max", type=int, default=1, choices=range(9), metavar="0-8",
+                    help="the warm updates' [model] extend_max (default 1, the daemon's)")
     rc.add_argument("--seed", type=int, default=7)
     rc.add_argument("--jobs", type=int, default=2, help="reference runs at a time")
     rc.add_argument("--reference-chains", type=int, default=8)
@@ -119,7 +121,9 @@ def regime_change_handler(args: argparse.Namespace) -> int:
         print("regime-trader bench regime-change: the reference needs >= 8 chains and "
               ">= 4000 draws", file=sys.stderr)
         return 2
-    series = regime_change.Series(args.csv, args.column, args.start, args.end, args.window)
+    series = regime_change.Series(
+        args.csv, args.column, args.start, args.end, args.window, args.extend_max
+    )
     reference = regime_change.Reference(
         args.reference_chains, args.reference_draws, args.reference_warmup
     )

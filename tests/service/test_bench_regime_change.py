@@ -25,8 +25,9 @@ def test_each_bar_of_the_range_has_a_warm_estimate_and_a_reference(tmp_path: Pat
     seconds; the command line insists on >= 8 chains x 4,000."""
     regime_change.synthetic_csv(tmp_path / "s.csv", seed=3, bars=300)
     series = regime_change.Series(tmp_path / "s.csv", "CLOSE", date(2010, 10, 1),
-                                  date(2010, 10, 3), window=64)  # fmt: skip
+                                  date(2010, 10, 3), window=64, extend_max=0)  # fmt: skip
     out = regime_change.measure(series, 7, 1, regime_change.Reference(2, 40, 40))
+    assert out["daemon_spec"]["extend_max"] == 0
     assert [b["time"] for b in out["bars"]] == ["2010-10-01", "2010-10-02", "2010-10-03"]
     for row in out["bars"]:
         assert set(row) >= {"time", "warm", "reference", "converged"}
