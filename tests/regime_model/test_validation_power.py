@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -15,6 +16,8 @@ from regime_model.types import Priors
 from service.bench import validate_checks as checks
 from service.bench import validate_names
 from service.bench.mutants import BY_NAME, MUTANTS
+
+DOC_JSON = Path(__file__).resolve().parents[2] / "docs" / "validation.json"
 
 
 def test_the_command_line_names_every_planted_fault() -> None:
@@ -41,8 +44,10 @@ def test_shared_streams_make_the_chains_copies_which_the_correlation_sees() -> N
 
 
 def test_the_fast_checks_pass_unmutated_and_kill_three_faults_through_the_command() -> None:
-    """The real command: the control run passes; a scaled gradient, a window shifted by one
-    bar and adaptation aimed at the wrong rate each fail a check (in their own processes)."""
+    """The real command: the control run passes with the figures docs/validation.json holds
+    (a re-run with the same seed gives the same figures); a scaled gradient, a window
+    shifted by one bar and adaptation aimed at the wrong rate each fail a check (in their
+    own processes)."""
     faults = ("scaled_gradient", "shifted_window", "wrong_adaptation_target")
     command = [sys.executable, "-m", "service.cli", "bench", "validate", "--quick", "--json",
                "--check", "gradient", "--check", "worker_path", "--mutants",
@@ -51,6 +56,10 @@ def test_the_fast_checks_pass_unmutated_and_kill_three_faults_through_the_comman
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["passed"] and [c["name"] for c in report["checks"]] == ["gradient", "worker_path"]
+    recorded = {c["name"]: c["figures"] for c in json.loads(DOC_JSON.read_text())["checks"]}
+    assert report["numpy"] == np.__version__ and report["seed"] == 7
+    for check in report["checks"]:
+        assert check["figures"] == recorded[check["name"]], check["name"]
     failed = {row["name"]: row["failed"] for row in report["mutants"]}
     assert failed == {
         "scaled_gradient": ["gradient"],

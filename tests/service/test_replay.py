@@ -14,7 +14,7 @@ from service.bench.chaos import SETTINGS, run_worker_process
 from service.bench.daemon_harness import write_config
 from service.cli import main
 
-STOP = 4
+STOP = 3
 
 
 @pytest.fixture(scope="module")
