@@ -18,12 +18,14 @@ def test_the_kill_points_are_reproducible_from_the_seed() -> None:
     assert {point for point, _, _ in plan} <= set(CHAOS_POINTS)
 
 
-def test_26_kills_over_2_accounts_end_in_the_state_of_an_uninterrupted_run(
+def test_18_kills_over_2_accounts_end_in_the_state_of_an_uninterrupted_run(
     tmp_path: Path,
 ) -> None:
-    result = run_chaos(kills=26, seed=7, workdir=tmp_path)
+    """18 kills: a round of all 9 fault points per account (draw_fault), in CI's 10
+    minutes; the 500-kill run below is the slow suite's."""
+    result = run_chaos(kills=18, seed=7, workdir=tmp_path)
 
-    assert result["kills"] >= 25
+    assert result["kills"] >= 17
     for account, figures in result["accounts"].items():
         assert figures["differences"] == [], f"{account}: {figures}"
         assert figures["final_seq"] == result["updates_per_account"]
