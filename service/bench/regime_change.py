@@ -1,7 +1,7 @@
 """`regime-trader bench regime-change`: the daemon's warm estimate at every bar of a range
 against a long cold reference on the same window.
 
-The series is replayed bar by bar through the worker's window and update (replay.py): a
+The series is replayed bar by bar through the worker's window and update (series_replay.py): a
 cold update at the bar before the range, then one warm update per bar. For each bar the
 reference is a separate long run of `fit` on the same window (>= 8 chains, >= 4,000 draws),
 in `jobs` processes. `warm` and `reference` are P(most volatile regime at that bar). A
@@ -23,7 +23,7 @@ from regime_model.fit import fit_series
 from regime_model.sampler import SamplerConfig
 from regime_model.spec import ModelSpec
 from regime_model.types import Priors
-from service.bench.replay import replay
+from service.bench.series_replay import replay
 from service.market.csv_prices import read_prices
 
 

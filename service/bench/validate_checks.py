@@ -21,7 +21,7 @@ from regime_model.types import Priors
 from regime_model.validation import sbc
 from regime_model.validation.posteriordb import check as pdb
 from service.bench import validate_data as data
-from service.bench.replay import replay
+from service.bench.series_replay import replay
 
 # The S&P 500 window whose long-run posterior is the reference (the 256 returns to the
 # Lehman-week close), and the dates the worker path is judged on: the bar of 2007-02-27

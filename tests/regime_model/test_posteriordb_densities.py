@@ -9,7 +9,7 @@ import pytest
 
 from regime_model.hmm import log_likelihood
 from regime_model.validation.posteriordb import TARGETS, ark, arma11, garch11, recurrence
-from tests.regime_model.posteriordb_data import data_block, reference, target
+from service.bench.validate_data import data_block, reference, target
 
 
 def central_differences(fn, theta: np.ndarray, h: float = 1e-6) -> np.ndarray:

@@ -15,7 +15,7 @@ import pytest
 from regime_model.sampler import SamplerConfig
 from regime_model.validation.posteriordb.check import compare, run
 from service.bench.validate_checks import POSTERIORDB_STEPS
-from tests.regime_model.posteriordb_data import reference, target
+from service.bench.validate_data import reference, target
 
 CHAINS, WARMUP, DRAWS = 4, 1000, 1000
 # Leapfrog steps per transition: arK's AR coefficients are strongly correlated, which a
