@@ -35,6 +35,9 @@ class RegimeEstimate(NamedTuple):
     ebfmi: FloatArray  # [N] lowest E-BFMI over the chains
     trajectory_length: FloatArray  # [N] mean integration time (step size x leapfrog steps)
     acceptance: FloatArray  # [N] mean acceptance rate over the chains' draws (target 0.8)
+    # [N] posterior sd of P(most turbulent regime at the last bar) over all draws: the
+    # uncertainty of the number the strategy trades on, for the operator's charts
+    p_turbulent_sd: FloatArray
 
 
 class _Summary(NamedTuple):
@@ -106,6 +109,7 @@ def estimate_of(
         ebfmi=ebfmi(result.energy).reshape(N, C).min(axis=1),
         trajectory_length=result.trajectory_length.reshape(N, C).mean(axis=1),
         acceptance=result.acceptance.reshape(N, C).mean(axis=1),
+        p_turbulent_sd=summary.decision_draws[..., 0].reshape(N, -1).std(axis=1),
     )
     return estimate, carries_of(result, spec)
 

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 import structlog
 
+from service.event_tap import tap
 from service.redaction import SCRUBBED, scrub
 
 LEVELS = {
@@ -79,6 +80,7 @@ def configure_logging(level: str = "info", fmt: str = "auto", **context: Any) ->
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.dict_tracebacks,
             redact_secrets,
+            tap,  # the supervisor's observers (service/event_tap.py)
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(LEVELS[level]),

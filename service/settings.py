@@ -21,14 +21,17 @@ from pydantic import (
 
 from service.config_values import AwareTime, ConfigPath, Frozen, Interval, parse_interval
 from service.live_guard import refuse_live
+from service.settings_ops import (
+    HOUR_S,
+    MAX_COUNT,
+    AlertSettings,
+    HttpEndpointSettings,
+    LoggingSettings,
+    SupervisionSettings,
+)
 
 # fullmatch, not match with `$`: `$` also matches before a final newline ("alpha\n").
 ACCOUNT_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,15}")
-# Upper bounds: far beyond any sane value, low enough that sums and products of settings
-# (deadlines, timeouts, backoffs) stay finite and inside what time and select accept.
-DAY_S = 86_400.0
-HOUR_S = 3_600.0
-MAX_COUNT = 1_000_000  # bars, updates, restarts: any count a setting holds
 
 
 class SyntheticMarketSettings(Frozen):
@@ -213,34 +216,6 @@ class ReloadSettings(Frozen):
     force_polling: bool = False  # network filesystems, and where inotify is missing
 
 
-class LoggingSettings(Frozen):
-    level: Literal["debug", "info", "warning", "error"] = "info"
-    format: Literal["auto", "json", "console"] = "auto"
-
-
-class SupervisionSettings(Frozen):
-    """OTP-style supervision of the worker processes (one_for_one over accounts)."""
-
-    shutdown_budget_s: float = Field(default=20.0, gt=0.0, le=HOUR_S)
-    # Liveness: the worker's main loop reports every heartbeat_s; after
-    # `missed_heartbeats` silent intervals past what it announced, it counts as hung.
-    heartbeat_s: float = Field(default=1.0, gt=0.0, le=HOUR_S)
-    missed_heartbeats: int = Field(default=4, ge=2, le=1000)
-    startup_budget_s: float = Field(default=300.0, gt=0.0, le=DAY_S)  # start-up and cold warm-up
-    update_budget_s: float = Field(default=120.0, gt=0.0, le=DAY_S)  # one warm update, at least
-    # Per account: more than `restart_intensity` restarts within `restart_period_s` parks
-    # the account for `park_cooldown_s`; each restart waits an exponential backoff.
-    restart_intensity: int = Field(default=5, ge=1, le=MAX_COUNT)
-    restart_period_s: float = Field(default=60.0, gt=0.0, le=DAY_S)
-    backoff_initial_s: float = Field(default=0.5, ge=0.0, le=HOUR_S)
-    backoff_max_s: float = Field(default=30.0, ge=0.0, le=DAY_S)
-    park_cooldown_s: float = Field(default=300.0, ge=0.0, le=7 * DAY_S)
-    # All accounts together: past this the supervisor exits 70 and lets the init system
-    # restart the whole tree.
-    global_intensity: int = Field(default=20, ge=1, le=MAX_COUNT)
-    global_period_s: float = Field(default=300.0, gt=0.0, le=DAY_S)
-
-
 class AccountSettings(Frozen):
     name: str
 
@@ -268,6 +243,8 @@ class ServiceSettings(Frozen):
     reload: ReloadSettings = ReloadSettings()
     logging: LoggingSettings = LoggingSettings()
     supervision: SupervisionSettings = SupervisionSettings()
+    http: HttpEndpointSettings = HttpEndpointSettings()
+    alerts: AlertSettings = AlertSettings()
 
     @field_validator("accounts")
     @classmethod

@@ -17,10 +17,17 @@ from regime_model.update import InstrumentCarry
 from service.model_state import InstrumentState, ModelState
 from service.state.codec import decode_arrays, encode_arrays
 from service.strategy import Decision
-from service.types import Symbol
+from service.types import BrokerSnapshot, Symbol
 
 ROTATION_KEY = "cursor"  # the rotation's start; its name predates `rotation_start`
 WARMING_KEY = "warming"  # {symbol: {bars_available, bars_needed, stage}}: not modelled yet
+POSITIONS_KEY = "broker_positions"  # {symbol: {qty, avg_entry_price}} at the update's snapshot
+
+
+def positions_entry(snapshot: BrokerSnapshot) -> dict[str, dict[str, float]]:
+    """The broker's positions as the update saw them: what `status` shows by default."""
+    return {s: {"qty": p.qty, "avg_entry_price": p.avg_entry_price}
+            for s, p in sorted(snapshot.positions.items())}
 
 
 def encode_model_state(state: ModelState) -> tuple[bytes, dict[str, Any]]:

@@ -23,6 +23,10 @@ class DecisionRow:
     converged: bool
     target_weight: float
     target_qty: float
+    # For the history tables only (service.state.history), not the decisions table:
+    p_turbulent_sd: float = 0.0  # posterior sd of p_turbulent
+    close: float = 0.0  # the instrument's last close at the update
+    position_qty: float = 0.0  # what the broker held at the update's snapshot
 
 
 @dataclass(frozen=True)

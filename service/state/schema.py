@@ -20,7 +20,7 @@ from pathlib import Path
 from service.state.errors import UnusableStateError
 from service.state.order_ids import EPOCH_RE, OrderIds, new_epoch
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 READABLE_FROM = 1  # the oldest version whose tables `status` and `last_seq` can read
 
 # Version 1: the tables. CREATE ... IF NOT EXISTS, so it is also a no-op on any later version.
@@ -66,6 +66,29 @@ CREATE TABLE IF NOT EXISTS intents (
 CREATE INDEX IF NOT EXISTS intents_by_status ON intents (status);
 """
 
+# Version 3: what the operator's charts and reports read, one row per update (and per
+# instrument modelled in it). Created by SCHEMA too, so a new database has them at once.
+HISTORY_SCHEMA = """
+CREATE TABLE IF NOT EXISTS equity_history (
+    seq INTEGER PRIMARY KEY,
+    bar_time TEXT NOT NULL,
+    equity REAL NOT NULL,
+    cash REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS instrument_history (
+    seq INTEGER NOT NULL,
+    symbol TEXT NOT NULL,
+    bar_time TEXT NOT NULL,
+    close REAL NOT NULL,
+    p_turbulent REAL NOT NULL,
+    p_turbulent_sd REAL NOT NULL,
+    regime INTEGER NOT NULL,
+    converged INTEGER NOT NULL,
+    target_qty REAL NOT NULL,
+    position_qty REAL NOT NULL,
+    PRIMARY KEY (seq, symbol)
+);
+"""
 ACCOUNT_KEY = "account"
 EPOCH_KEY = "order_epoch"
 LEGACY_KEY = "legacy_order_ids"  # "1": ids without an epoch (previous release) are ours
@@ -111,8 +134,15 @@ def _add_identity(conn: sqlite3.Connection, account: str | None) -> None:
         conn.execute(insert, (EPOCH_KEY, new_epoch()))
 
 
+def _add_history(conn: sqlite3.Connection, account: str | None) -> None:
+    """3: the account's and its instruments' history, kept past the checkpoints' pruning
+    (service.state.history). A database of version 2 starts its history empty."""
+    for statement in filter(str.strip, HISTORY_SCHEMA.split(";")):
+        conn.execute(statement)  # not executescript: it would COMMIT the migration
+
+
 # Keyed by the version each one brings the database to; version 1 is SCHEMA itself.
-MIGRATIONS: dict[int, Migration] = {2: _add_identity}
+MIGRATIONS: dict[int, Migration] = {2: _add_identity, 3: _add_history}
 
 
 def migrate(conn: sqlite3.Connection, path: Path, account: str | None) -> None:

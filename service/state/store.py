@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from service.state import schema
+from service.state import history, schema
 from service.state.errors import StateError, StateUnavailableError, UnusableStateError
 from service.state.order_ids import OrderIds
 from service.state.records import (
@@ -139,6 +139,7 @@ class StateStore:
                 "VALUES (?,?,?,?,?,?)",
                 [pending_intent_row(checkpoint.seq, i) for i in intents],
             )
+            history.record_update(conn, checkpoint, decisions)
             self._prune(conn, checkpoint.seq)
             if inside is not None:
                 inside()
@@ -241,7 +242,7 @@ def _open(path: Path) -> sqlite3.Connection:
 
 
 def _prepare(conn: sqlite3.Connection, path: Path, account: str | None) -> OrderIds:
-    conn.executescript(schema.SCHEMA)
+    conn.executescript(schema.SCHEMA + schema.HISTORY_SCHEMA)
     verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
     if verdict != "ok":
         raise UnusableStateError(

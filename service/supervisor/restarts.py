@@ -10,7 +10,7 @@ from typing import Any, Literal
 import structlog
 
 from service.exit_codes import EX_CONFIG
-from service.settings import SupervisionSettings
+from service.settings_ops import SupervisionSettings
 from service.supervisor.budget import RestartBudget, backoff_s
 from service.supervisor.worker_handle import WorkerHandle
 

@@ -21,17 +21,21 @@ import structlog
 
 from service import __version__
 from service.config_loader import LoadedConfig
+from service.event_tap import listen, unlisten
 from service.exit_codes import EX_CONFIG, EX_OK, EX_SOFTWARE
 from service.logs import choose_format
 from service.reload.reloader import InstrumentsReloader, ReloadOutcome
 from service.reload.watcher import InstrumentsWatcher
 from service.supervisor.budget import RestartBudget
 from service.supervisor.exit_reason import exit_fields
+from service.supervisor.observers import EventHub
 from service.supervisor.reload_requests import ReloadRequests, announce
 from service.supervisor.restarts import Restarts
+from service.supervisor.runtime_status import RuntimeStatus
 from service.supervisor.sd_notify import Notifier, watchdog_interval_s
 from service.supervisor.signal_inbox import SignalInbox
 from service.supervisor.systemd_report import SystemdReport
+from service.supervisor.wakeup import next_wakeup
 from service.supervisor.worker_handle import WorkerHandle
 from service.supervisor.worker_start import start_worker, stop_at_seq
 from service.worker.process import WorkerSpec
@@ -55,6 +59,8 @@ class Supervisor:
         self.log_format = choose_format(config.settings.logging.format, sys.stdout)
         self.stop_after = stop_after
         self.workers: dict[str, WorkerHandle] = {}
+        self.runtime = RuntimeStatus(state_dir, config.config_hash)
+        self.events = EventHub([self.runtime])
         for account in config.active_accounts:
             self._add_worker(account)
         self.restarts = Restarts(self.settings)
@@ -78,6 +84,7 @@ class Supervisor:
         budget = RestartBudget(self.settings.restart_intensity, self.settings.restart_period_s)
         worker = WorkerHandle(account, self.settings, budget)
         worker.stop_at_seq = stop_at_seq(self.state_dir, account, self.stop_after)
+        worker.on_event = self.events.publish
         self.workers[account] = worker
         return worker
 
@@ -85,6 +92,7 @@ class Supervisor:
 
     def run(self) -> int:
         self.inbox.install(HANDLED_SIGNALS)
+        listen(self.events.publish)
         for worker in self.workers.values():
             self._spawn(worker)
         if self.config.settings.reload.watch:
@@ -100,6 +108,8 @@ class Supervisor:
             self._step(self._timeout())
         self.watcher.stop()
         log.info("service.stopped", reason=self._stop_reason(), exit_code=self.exit_code)
+        self.runtime.final(self.workers.values())
+        unlisten(self.events.publish)
         return self.exit_code
 
     def _step(self, timeout: float) -> None:
@@ -117,6 +127,7 @@ class Supervisor:
         self._restart_due(now)
         self._force_if_overdue(now)
         self.systemd.tick(now, self.workers.values())
+        self.runtime.tick(now, self.workers.values())
 
     def _finished(self) -> bool:
         if self.stopping:
@@ -144,7 +155,7 @@ class Supervisor:
             )
             self._signal_all(signal.SIGKILL)
             return
-        self.stopping = True
+        self.stopping = self.runtime.stopping = True
         self.notifier.stopping()
         log.info("service.stopping", signal=signum.name, reason=reason)
         self._stop_deadline = time.monotonic() + self.settings.shutdown_budget_s
@@ -272,21 +283,8 @@ class Supervisor:
     # -- helpers -----------------------------------------------------------------------
 
     def _timeout(self) -> float:
-        now = time.monotonic()
-        due = [self.systemd.next_watchdog - now, 1.0]
-        for worker in self.workers.values():
-            due += [
-                t - now
-                for t in (
-                    worker.restart_at,
-                    worker.escalation.next_at(),
-                    worker.deadline if worker.alive else None,
-                )
-                if t is not None
-            ]
-        if self.stopping:
-            due.append(self._stop_deadline - now)
-        return max(0.0, min(due))
+        deadline = self._stop_deadline if self.stopping else None
+        return next_wakeup(time.monotonic(), self.workers.values(), self.systemd, deadline)
 
     def _stop_reason(self) -> str:
         if self.exit_code == EX_SOFTWARE:

@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -15,7 +16,7 @@ from typing import Any
 
 import structlog
 
-from service.settings import SupervisionSettings
+from service.settings_ops import SupervisionSettings
 from service.supervisor.budget import RestartBudget
 from service.supervisor.output_relay import LineReader, StderrTail, write_line
 from service.worker.process import WorkerSpec, worker_main
@@ -60,6 +61,7 @@ class WorkerHandle:
         self.retired = False  # it said it left the instruments file (then exits 0)
         self.last_seq = 0
         self.stop_at_seq: int | None = None
+        self.on_event: Callable[[dict[str, Any]], None] = lambda event: None
 
     # -- life cycle --------------------------------------------------------------------
 
@@ -126,6 +128,9 @@ class WorkerHandle:
             pass  # the worker is gone; its sentinel tells how it ended
 
     def _on_message(self, message: tuple[Any, ...]) -> None:
+        if message[0] == "event":  # a log event: for the observers, not a sign of life
+            self.on_event(message[1])
+            return
         kind, seq, allowance_s = message
         self.last_seq = int(seq)
         self.started = self.started or kind == "started"

@@ -24,7 +24,7 @@ import structlog
 from service.broker.base import BrokerAuthError, BrokerError
 from service.exit_codes import EX_CONFIG
 from service.secrets import env_names
-from service.settings import SupervisionSettings
+from service.settings_ops import SupervisionSettings
 from service.worker.trader import Trader
 
 log = structlog.get_logger("service.worker")

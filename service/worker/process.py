@@ -8,7 +8,9 @@ supervisor (it died) means the same.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
+import json
 import os
 import queue
 import signal
@@ -28,6 +30,7 @@ from gpu_backend import BatchShape, select_backend
 from service.broker.base import BrokerError
 from service.clock import Clock
 from service.config_loader import LoadedConfig
+from service.event_tap import listen
 from service.exit_codes import EX_CONFIG, EX_SOFTWARE, EX_TEMPFAIL
 from service.logs import configure_logging
 from service.market.base import MarketDataError, UnusableDataError
@@ -54,14 +57,26 @@ class WorkerSpec:
 
 class Heartbeat:
     """Messages from the main loop to the supervisor: ("started" | "beat" | "updated",
-    seq, allowance_s), where allowance_s is how long until the next one may come."""
+    seq, allowance_s), where allowance_s is how long until the next one may come; and
+    ("event", fields) for each log event (service/event_tap.py), from any thread."""
+
+    _lock = threading.Lock()  # one pipe, written from the loop and from helper threads
 
     def __init__(self, conn: Connection | None) -> None:
         self.conn = conn
 
     def send(self, kind: str, seq: int, allowance_s: float) -> None:
         if self.conn is not None:
-            self.conn.send((kind, seq, allowance_s))
+            with self._lock:
+                self.conn.send((kind, seq, allowance_s))
+
+    def forward(self, event: dict[str, Any]) -> None:
+        """A log event, made plain (JSON values only) so it unpickles anywhere."""
+        if self.conn is None:
+            return
+        plain = json.loads(json.dumps(event, default=str))
+        with self._lock, contextlib.suppress(OSError):  # the supervisor is gone: we exit
+            self.conn.send(("event", plain))
 
 
 def worker_main(spec: WorkerSpec, conn: Connection, stdout: Connection, stderr: Connection) -> None:
@@ -71,6 +86,7 @@ def worker_main(spec: WorkerSpec, conn: Connection, stdout: Connection, stderr: 
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     logging_settings = spec.config.settings.logging
     configure_logging(logging_settings.level, spec.log_format, account=spec.account)
+    listen(Heartbeat(conn).forward)
     stop, inbox = threading.Event(), Inbox()
     _install_stop_handlers(stop)
     threading.Thread(target=_watch_parent, args=(conn, stop, inbox), daemon=True).start()

@@ -4,6 +4,7 @@ decision rows for the checkpoint) that follow from them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -33,6 +34,7 @@ def decide_targets(
     rotation until the broker shows them flat."""
     budget = snapshot.equity / max(1, len(symbols))
     decisions, rows = _model_decisions(book, ready, estimate, budget, strategy)
+    rows = [replace(r, position_qty=snapshot.qty(r.symbol)) for r in rows]
     retired = book.drop_flat(snapshot)
     if retired:
         log.info("instruments.retired", symbols=retired, reason="flat after removal")
@@ -52,6 +54,7 @@ class _Columns(NamedTuple):
     pred_mean: list[float]
     pred_vol: list[float]
     converged: list[bool]
+    p_turbulent_sd: list[float]
 
 
 def _columns(estimate: RegimeEstimate) -> _Columns:
@@ -64,6 +67,7 @@ def _columns(estimate: RegimeEstimate) -> _Columns:
         np.asarray(estimate.pred_mean, dtype=np.float64).tolist(),
         np.asarray(estimate.pred_vol, dtype=np.float64).tolist(),
         np.asarray(estimate.converged, dtype=bool).tolist(),
+        np.asarray(estimate.p_turbulent_sd, dtype=np.float64).tolist(),
     )
 
 
@@ -90,7 +94,7 @@ def _model_decisions(
         decisions.append(decision)
         rows.append(DecisionRow(symbol, cols.regime[i], signal.p_turbulent, cols.pred_mean[i],
                                 signal.pred_vol, signal.converged, decision.target_weight,
-                                decision.target_qty))
+                                decision.target_qty, cols.p_turbulent_sd[i], signal.price))
     if unconverged:
         # Never silently: what failed, by how much, and what the rule did to the target.
         log.warning("model.unconverged", instruments=unconverged,

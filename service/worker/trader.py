@@ -20,7 +20,13 @@ from service.config_loader import LoadedConfig
 from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
 from service.model_state import ModelState
-from service.state.checkpoint_codec import WARMING_KEY, decode_model_state, encode_model_state
+from service.state.checkpoint_codec import (
+    POSITIONS_KEY,
+    WARMING_KEY,
+    decode_model_state,
+    encode_model_state,
+    positions_entry,
+)
 from service.state.store import Checkpoint, DecisionRow, StateStore
 from service.types import BrokerSnapshot, OrderIntent, Symbol
 from service.worker.cold_warmup import ColdWarmup, adopt, same_kind, split_cold
@@ -241,6 +247,7 @@ class Trader:
         # for `status`; resume ignores it
         book[WARMING_KEY] = self.warmup.book_entry(self.model_state, self.cold.pending())
         book[STAMP_KEY] = self.update_stamp  # for `replay`; resume ignores it
+        book[POSITIONS_KEY] = positions_entry(snapshot)  # for `status`; resume ignores it
         checkpoint = Checkpoint(
             seq=seq,
             bar_time=bar_time,

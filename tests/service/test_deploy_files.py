@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from service.exit_codes import EX_CONFIG, EX_OK, EX_SOFTWARE, EX_TEMPFAIL
-from service.settings import SupervisionSettings
+from service.settings_ops import SupervisionSettings
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 UNIT = DEPLOY / "systemd" / "regime-trader.service"

@@ -22,7 +22,7 @@ def _estimate(converged: list[bool]) -> RegimeEstimate:
         rhat_decision=np.array([1.01 if c else 1.42 for c in converged]),
         ess_bulk=np.full(n, 35.0), divergences=np.zeros(n, np.int64), step_size=np.ones(n),
         ess_tail=np.ones(n), ebfmi=np.ones(n), trajectory_length=np.ones(n),
-        acceptance=np.full(n, 0.8),
+        acceptance=np.full(n, 0.8), p_turbulent_sd=np.full(n, 0.05),
     )  # fmt: skip
 
 
