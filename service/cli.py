@@ -70,6 +70,7 @@ def _config_arg(parser: argparse.ArgumentParser) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     # Imported here: numpy and the worker stack are needed by `run` alone.
+    from service.reports.backtest import summarise_backtest  # noqa: PLC0415
     from service.supervisor.state_lock import StateDirLockedError, hold_state_lock  # noqa: PLC0415
     from service.supervisor.supervisor import Supervisor  # noqa: PLC0415
 
@@ -85,7 +86,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EX_CONFIG
     try:
         with hold_state_lock(state_dir):  # one daemon per state directory
-            return Supervisor(config, state_dir, args.stop_after, faults).run()
+            supervisor = Supervisor(config, state_dir, args.stop_after, faults)
+            code = supervisor.run()
+        summarise_backtest(config, state_dir, code, signalled=supervisor.stopping)
+        return code
     except StateDirLockedError as error:  # the other daemon may stop: try again later
         log.error("service.state_dir_locked", reason=str(error), holder_pid=error.holder_pid,
                   lock=str(error.lock_path), exit_code=EX_TEMPFAIL)

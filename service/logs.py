@@ -2,6 +2,8 @@
 
 Configured inside every process (cached loggers cannot cross a spawn). Each line is
 written and flushed whole, so lines from several processes sharing stdout do not mix.
+Under journald each line is led by its syslog priority (service/log_priority.py).
+Every event is listed in docs/logs.md (tests/service/test_log_catalogue.py keeps it so).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, TextIO
 import structlog
 
 from service.event_tap import tap
+from service.log_priority import PriorityPrefix, writes_to_journal
 from service.redaction import SCRUBBED, scrub
 
 LEVELS = {
@@ -65,14 +68,20 @@ def choose_format(configured: str, stream: TextIO) -> str:
     return "console" if stream.isatty() else "json"
 
 
-def configure_logging(level: str = "info", fmt: str = "auto", **context: Any) -> None:
-    """Set up structlog for this process and bind `pid` (and e.g. `account`) to every event."""
-    stream = sys.stdout
+def configure_logging(
+    level: str = "info", fmt: str = "auto", stream: TextIO | None = None, **context: Any
+) -> None:
+    """Set up structlog for this process and bind `pid` (and e.g. `account`) to every event.
+
+    `stream` is stdout unless a command keeps stdout for its own result (`--json`)."""
+    stream = stream or sys.stdout
     renderer: Any = (
         structlog.dev.ConsoleRenderer()
         if choose_format(fmt, stream) == "console"
         else structlog.processors.JSONRenderer(sort_keys=False)
     )
+    if writes_to_journal(stream):
+        renderer = PriorityPrefix(renderer)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

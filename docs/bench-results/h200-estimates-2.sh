@@ -4,7 +4,7 @@
 set -u
 OUT=${OUT:?set OUT to the folder for the results}
 . "$(dirname "$0")/steps.sh"
-run verify-gpu 150 python3 -m service.cli verify-gpu --quick --json "$OUT/verify-h200.json"
+run verify-gpu 150 python3 -m service.cli verify-gpu --quick --out "$OUT/verify-h200.json"
 run synthetic 30 python3 -m service.cli bench regime-change --write-synthetic /tmp/synthetic.csv --seed 3
 cp /tmp/synthetic.csv "$OUT/synthetic-seed3.csv"
 run regime-change-synthetic 300 python3 -m service.cli bench regime-change --csv /tmp/synthetic.csv \

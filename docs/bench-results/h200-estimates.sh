@@ -21,9 +21,9 @@ p.write_text(s.replace(new, old))
 PY
 for tree in "$PWD" /tmp/blas; do
   name=$(basename "$tree")
-  (cd "$tree" && PYTHONPATH=/tmp/np:$PYTHONPATH run "digest-$name" 60 python3 -m service.cli bench digest)
+  (cd "$tree" && PYTHONPATH=/tmp/np:$PYTHONPATH run "digest-$name" 60 python3 -m service.cli bench digest --json)
   (cd "$tree" && NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" PYTHONPATH=/tmp/np:$PYTHONPATH \
-     run "digest-$name-no-avx512" 60 python3 -m service.cli bench digest)
+     run "digest-$name-no-avx512" 60 python3 -m service.cli bench digest --json)
 done
 run regime-change-sp500 420 python3 -m service.cli bench regime-change --csv tests/data/sp500.csv \
     --column Close --from 2008-08-01 --to 2008-10-31 --jobs 16 --reference-warmup 500 \

@@ -8,6 +8,6 @@ OUT=${OUT:?set OUT to the folder for the results}
 nvidia-smi -L >"$OUT/gpu.txt" 2>&1
 run kernels 240 python3 -m gpu_backend.bench.kernels --out "$OUT/kernels-trial-h200.json" \
     --threads 0,16,32,64,128 --updates 3
-run verify-gpu 150 python3 -m service.cli verify-gpu --quick --json "$OUT/verify-h200.json"
+run verify-gpu 150 python3 -m service.cli verify-gpu --quick --out "$OUT/verify-h200.json"
 run bench-wgpu 90 python3 -m service.cli bench model --shape trial --backend wgpu \
-    --json "$OUT/model-trial-wgpu.json"
+    --out "$OUT/model-trial-wgpu.json"

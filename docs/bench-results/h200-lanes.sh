@@ -16,5 +16,5 @@ for lanes in 256 4096; do
         --lanes "$lanes" --updates 2 --repeats 9 --steps 40 --out "$OUT/kernels-lanes$lanes-h200.json"
 done
 run bench-wgpu 90 python3 -m service.cli bench model --shape trial --backend wgpu \
-    --json "$OUT/model-trial-wgpu-h200.json"
-run verify-gpu 150 python3 -m service.cli verify-gpu --quick --json "$OUT/verify-h200.json"
+    --out "$OUT/model-trial-wgpu-h200.json"
+run verify-gpu 150 python3 -m service.cli verify-gpu --quick --out "$OUT/verify-h200.json"

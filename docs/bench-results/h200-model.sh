@@ -15,12 +15,12 @@ OUT=${OUT:?set OUT to the folder for the results}
 nvidia-smi -L >"$OUT/gpu.txt" 2>&1
 # The trial shape (268 instruments x 4 chains, T 256, K 2): cold then warm, wgpu and numpy.
 run bench-wgpu 90 python3 -m service.cli bench model --shape trial --backend wgpu \
-    --json "$OUT/model-trial-wgpu.json"
+    --out "$OUT/model-trial-wgpu.json"
 run bench-numpy 200 python3 -m service.cli bench model --shape trial --backend numpy \
-    --json "$OUT/model-trial-numpy.json"
+    --out "$OUT/model-trial-numpy.json"
 # Per account update, 2 accounts: the one-submission warm update against the host driver
 # (one submission per trajectory), with submissions counted and GPU time from timestamps.
 run model-accounts 120 python3 -m gpu_backend.bench.model --out "$OUT/trial-h200-one-submission.json" \
     --accounts 2 --numpy-accounts 0 --warm-updates 3 --host-driver
 # The identity gate, the warm update's chain-by-chain agreement included.
-run verify-gpu 150 python3 -m service.cli verify-gpu --quick --json "$OUT/verify-h200.json"
+run verify-gpu 150 python3 -m service.cli verify-gpu --quick --out "$OUT/verify-h200.json"

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import importlib
 
-MODULES: tuple[str, ...] = ("verify_gpu", "fit", "bench", "prove", "replay")
+MODULES: tuple[str, ...] = (
+    "verify_gpu", "fit", "bench", "prove", "replay", "show_config", "report",
+)
 
 
 def register_all(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

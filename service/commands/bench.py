@@ -1,18 +1,22 @@
 """`regime-trader bench`: measurements, each as one JSON document.
 
-`bench model` (also plain `bench`, which scripts use): model-update throughput on a named
-batch shape. trial: 268 instruments x 4 chains in one batch (the trial's 5 accounts hold
-268 in all), T = 256, K = 2. small: 32 instruments. Measures batched value-and-gradient
-calls per second (and lane-gradients per second), a cold and a warm update, and the
-effective samples per second per instrument of the warm update (worst bulk ESS over
-parameters and over the decision quantities, divided by the update's wall time).
+`bench model` (also plain `bench`, kept for the scripts that use it): model-update
+throughput on a named batch shape. trial: 268 instruments x 4 chains in one batch (the
+trial's 5 accounts hold 268 in all), T = 256, K = 2. small: 32 instruments. Measures
+batched value-and-gradient calls per second (and lane-gradients per second), a cold and a
+warm update, and the effective samples per second per instrument of the warm update
+(worst bulk ESS over parameters and over the decision quantities, divided by the
+update's wall time).
 `bench ops` sweeps every kernel; `bench supervision` and `bench reload` time the real
-daemon. The proofs (chaos, soak) are `regime-trader prove`.
+daemon. The proofs (chaos, soak) are `regime-trader prove`. Every mode that yields figures
+takes `--json` (one JSON document on stdout) and `--out PATH` (the JSON in a file):
+service/commands/output.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import sys
@@ -23,6 +27,13 @@ from typing import Any
 from gpu_backend.bench.kernels import add_arguments as add_kernels_arguments
 from gpu_backend.bench.kernels import run as run_kernels
 from service.commands.bench_estimates import add_estimate_commands
+from service.commands.output import (
+    Progress,
+    add_output_flags,
+    emit,
+    logs_to_stderr,
+    progress_at_tty,
+)
 
 SHAPES = {"trial": 268, "small": 32}
 CHAINS, WINDOW, STATES = 4, 256, 2
@@ -41,7 +52,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     ops.add_argument("dir", type=Path, metavar="DIR", help="write DIR/ops-<host>-<date>.csv")
     ops.set_defaults(handler=ops_handler)
     kernels = kinds.add_parser("kernels", help="threads per lane: gradient and update GPU time")
-    add_kernels_arguments(kernels)
+    add_kernels_arguments(kernels)  # its --out PATH (required): the JSON file
+    kernels.add_argument("--json", action="store_true",
+                         help="print the JSON document on stdout (the rows go to stderr)")
     kernels.set_defaults(handler=kernels_handler)
     _daemon_parser(kinds, "supervision", "SIGKILL-to-first-update and idle CPU of the supervisor")
     _daemon_parser(kinds, "reload", "time from an editor-style save to config.applied")
@@ -54,7 +67,7 @@ def _daemon_parser(
     kinds: argparse._SubParsersAction[argparse.ArgumentParser], name: str, what: str
 ) -> None:
     daemon = kinds.add_parser(name, help=what)
-    daemon.add_argument("--json", type=Path, metavar="PATH", help="write the figures here")
+    add_output_flags(daemon, "the figures")
     daemon.set_defaults(handler=daemon_handler, what=name)
 
 
@@ -63,14 +76,16 @@ def _stages_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -
     stages.add_argument("--instruments", type=int, default=268)
     stages.add_argument("--window", type=int, default=256)
     stages.add_argument("--updates", type=int, default=20, help="warm updates timed")
-    stages.add_argument("--json", type=Path, metavar="PATH", help="write the figures here")
+    add_output_flags(stages, "the figures")
     stages.set_defaults(handler=stages_handler)
 
 
 def stages_handler(args: argparse.Namespace) -> int:
     from service.bench import stages  # noqa: PLC0415 - tools load on demand
 
-    return _emit(stages.measure(args.instruments, args.window, args.updates), args.json)
+    logs_to_stderr()
+    emit(stages.measure(args.instruments, args.window, args.updates), args)
+    return 0
 
 
 def _round_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,8 +106,7 @@ def _round_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                      help="wall seconds per bar: longer than a warm round, or rounds overlap")
     rnd.add_argument("--lead-s", type=float, default=20.0,
                      help="launch to the first bar's release: longer than the workers' start-up")
-    rnd.add_argument("--json", action="store_true", help="print one JSON object to stdout")
-    rnd.add_argument("--out", type=Path, metavar="PATH", help="also write the JSON here")
+    add_output_flags(rnd, "the figures")
     rnd.set_defaults(handler=round_handler)
 
 
@@ -108,13 +122,8 @@ def round_handler(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"regime-trader bench round: {error}", file=sys.stderr)
         return 2  # a usage error, as argparse's own
-    figures = round_bench.measure(shape)
-    if args.out:
-        args.out.write_text(json.dumps(figures, indent=1) + "\n")
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        print("\n".join(round_bench.summary_lines(figures)))
+    logs_to_stderr()
+    emit(round_bench.measure(shape), args, round_bench.summary_lines)
     return 0
 
 
@@ -122,27 +131,40 @@ def _model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shape", choices=sorted(SHAPES), default="small")
     parser.add_argument("--backend", default="numpy")
     parser.add_argument("--trajectory", choices=("jitter", "chees"), default="jitter")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="write the figures here")
+    add_output_flags(parser, "the figures")
     parser.set_defaults(handler=model_handler)
 
 
 def model_handler(args: argparse.Namespace) -> int:
-    return _emit(run(args.shape, args.backend, args.trajectory), args.json)
+    logs_to_stderr()
+    emit(run(args.shape, args.backend, args.trajectory, progress_at_tty("bench model")), args)
+    return 0
 
 
 def ops_handler(args: argparse.Namespace) -> int:
     from gpu_backend.bench.ops import run_op_sweep  # noqa: PLC0415 - imports wgpu
 
+    logs_to_stderr()
     run_op_sweep(args.dir)
     return 0
 
 
 def kernels_handler(args: argparse.Namespace) -> int:
-    return run_kernels(args, sys.argv[3:])
+    """The sweep prints a JSON line per setting as it goes (its progress) and writes the
+    whole document to --out; with --json those lines go to stderr and the document, once
+    written, to stdout."""
+    logs_to_stderr()
+    if not args.json:
+        return run_kernels(args, sys.argv[3:])
+    with contextlib.redirect_stdout(sys.stderr):
+        code = run_kernels(args, sys.argv[3:])
+    print(json.dumps(json.loads(args.out.read_text())), flush=True)
+    return code
 
 
 def daemon_handler(args: argparse.Namespace) -> int:
     """Figures taken from a real daemon run in a temporary folder."""
+    logs_to_stderr()
     figures: dict[str, Any] = {"host": platform.node(), "date": time.strftime("%Y-%m-%d")}
     if args.what == "supervision":
         from service.bench import supervision  # noqa: PLC0415 - tools load on demand
@@ -152,49 +174,64 @@ def daemon_handler(args: argparse.Namespace) -> int:
         from service.bench import reload  # noqa: PLC0415
 
         figures["reload"] = reload.measure()
-    return _emit(figures, args.json)
-
-
-def _emit(figures: dict[str, Any], out: Path | None) -> int:
-    text = json.dumps(figures, indent=1)
-    if out:
-        out.write_text(text + "\n")
-    print(text)
+    emit(figures, args)
     return 0
 
 
-def _gradient_rate(backend: Any, theta: Any, y: Any, priors: Any) -> float:
-    backend.hmm_value_and_grad(theta, y, STATES, priors)  # warm the allocator
-    t0 = time.perf_counter()
-    for _ in range(GRAD_REPEATS):
-        backend.hmm_value_and_grad(theta, y, STATES, priors)
-    return GRAD_REPEATS / (time.perf_counter() - t0)
+def _synthetic_returns(N: int) -> Any:
+    """Two-regime returns (vol ratio 2x, per-instrument scale 0.5-2x), seed 0."""
+    import numpy as np  # noqa: PLC0415
 
-
-def run(shape: str, backend_name: str, trajectory: str) -> dict[str, Any]:
-    import numpy as np  # noqa: PLC0415 - numpy and the model load for this command only
-
-    from gpu_backend import select_backend  # noqa: PLC0415
-    from regime_model.update import ModelSpec, prior_centre, refresh  # noqa: PLC0415
-
-    N = SHAPES[shape]
-    backend = select_backend(backend_name)
     gen = np.random.default_rng(0)
     flips = gen.random((N, WINDOW + 40)) < 0.02
     vols = np.where(np.cumsum(flips, axis=1) % 2 == 1, 0.02, 0.01) * gen.uniform(0.5, 2, (N, 1))
-    returns = gen.normal(0.0, vols)
-    spec = ModelSpec(trajectory=trajectory)
-    theta = np.repeat(prior_centre(STATES, spec.priors)[None], N * CHAINS, axis=0)
+    return gen.normal(0.0, vols)
+
+
+def _gradient_rate(backend: Any, returns: Any, spec: Any) -> float:
+    import numpy as np  # noqa: PLC0415
+
+    from regime_model.update import prior_centre  # noqa: PLC0415
+
+    theta = np.repeat(prior_centre(STATES, spec.priors)[None], len(returns) * CHAINS, axis=0)
     y = np.repeat(returns[:, :WINDOW] / returns.std(axis=1, keepdims=True), CHAINS, axis=0)
-    rate = _gradient_rate(backend, theta, y, spec.priors)
+    backend.hmm_value_and_grad(theta, y, STATES, spec.priors)  # warm the allocator
+    t0 = time.perf_counter()
+    for _ in range(GRAD_REPEATS):
+        backend.hmm_value_and_grad(theta, y, STATES, spec.priors)
+    return GRAD_REPEATS / (time.perf_counter() - t0)
+
+
+def _no_progress(done: int, total: int) -> None:
+    pass
+
+
+def run(
+    shape: str, backend_name: str, trajectory: str, progress: Progress | None = None
+) -> dict[str, Any]:
+    import numpy as np  # noqa: PLC0415 - numpy and the model load for this command only
+
+    from gpu_backend import select_backend  # noqa: PLC0415
+    from regime_model.update import ModelSpec, refresh  # noqa: PLC0415
+
+    N = SHAPES[shape]
+    backend = select_backend(backend_name)
+    returns = _synthetic_returns(N)
+    spec = ModelSpec(trajectory=trajectory)
+    step = progress or _no_progress  # three stages: the gradients, a cold and a warm update
+    step(0, 3)
+    rate = _gradient_rate(backend, returns, spec)
+    step(1, 3)
     keys = np.arange(N)
     t0 = time.perf_counter()
     est, carries, info = refresh(returns[:, :WINDOW], [None] * N, keys, 1, 7, spec, backend)
     cold_s = time.perf_counter() - t0
     cold_acceptance = float(est.acceptance.mean())
+    step(2, 3)
     t0 = time.perf_counter()
     est, _, warm_info = refresh(returns[:, 1 : WINDOW + 1], carries, keys, 2, 7, spec, backend)
     warm_s = time.perf_counter() - t0
+    step(3, 3)
     return {
         "shape": shape,
         "instruments": N,

@@ -2,7 +2,8 @@
 
 `validate` runs the validation suite (and with --mutants its power) and writes
 docs/validation.md; `regime-change` replays a series through the worker's warm updates
-against long cold references. Both load numpy and the model only when they run.
+against long cold references. Both load numpy and the model only when they run. Each
+takes `--json` and `--out PATH` as every command does (service/commands/output.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import json
 import sys
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from service.commands.output import add_output_flags, emit, logs_to_stderr, write_json
 
 if TYPE_CHECKING:
     Kinds = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -24,13 +27,15 @@ def add_estimate_commands(kinds: Kinds) -> None:
     digest = kinds.add_parser(
         "digest", help="SHA-256 of a fixed numpy update and fit: the same on every host",
     )
+    add_output_flags(digest, "the digests")
     digest.set_defaults(handler=digest_handler)
 
 
 def digest_handler(args: argparse.Namespace) -> int:
     from service.bench.digest import digests  # noqa: PLC0415 - tools load on demand
 
-    print(json.dumps(digests()))
+    logs_to_stderr()
+    emit(digests(), args)
     return 0
 
 
@@ -48,8 +53,7 @@ def _validate_parser(kinds: Kinds) -> None:
     val.add_argument("--jobs", type=int, default=2, help="mutant runs at a time")
     val.add_argument("--check", action="append", choices=CHECKS, help="only these checks")
     val.add_argument("--mutant", action="append", choices=MUTANTS, help="only these mutants")
-    val.add_argument("--json", action="store_true", help="print one JSON object to stdout")
-    val.add_argument("--out", type=Path, metavar="PATH", help="write the JSON here")
+    add_output_flags(val, "the report")
     val.add_argument("--doc", type=Path, metavar="PATH", help="write the markdown report here")
     val.add_argument("--make-reference", type=Path, metavar="PATH",
                      help="compute the S&P 500 reference (long runs) into PATH and stop")
@@ -60,22 +64,17 @@ def validate_handler(args: argparse.Namespace) -> int:
     from service.bench import validate, validate_checks, validate_doc  # noqa: PLC0415
     from service.bench.validate_names import CHECKS  # noqa: PLC0415
 
+    logs_to_stderr()
     if args.make_reference:
-        reference = validate_checks.make_reference(args.seed)
-        args.make_reference.write_text(json.dumps(reference, indent=1) + "\n")
+        write_json(args.make_reference, validate_checks.make_reference(args.seed))
         return 0
     report = validate.run(
         "quick" if args.quick else "full", args.seed, args.mutants, args.jobs,
         args.check or CHECKS, args.mutant or (),
     )
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=1) + "\n")
     if args.doc:
         args.doc.write_text(validate_doc.render(report))
-    if args.json:
-        print(json.dumps(report))
-    else:
-        print("\n".join(validate_doc.summary_lines(report)))
+    emit(report, args, validate_doc.summary_lines)
     failed = not report["passed"] or report.get("killed", 0) < report.get("planted", 0)
     return 1 if failed else 0
 
@@ -98,8 +97,7 @@ def _regime_change_parser(kinds: Kinds) -> None:
     rc.add_argument("--reference-chains", type=int, default=8)
     rc.add_argument("--reference-draws", type=int, default=4000)
     rc.add_argument("--reference-warmup", type=int, default=1000)
-    rc.add_argument("--json", action="store_true", help="print one JSON object to stdout")
-    rc.add_argument("--out", type=Path, metavar="PATH", help="write the JSON here")
+    add_output_flags(rc, "the figures")
     rc.add_argument("--write-synthetic", type=Path, metavar="PATH",
                     help="write a synthetic series with known switch points (from --seed) "
                     "to PATH, print its switch dates, and stop")
@@ -109,9 +107,10 @@ def _regime_change_parser(kinds: Kinds) -> None:
 def regime_change_handler(args: argparse.Namespace) -> int:
     from service.bench import regime_change  # noqa: PLC0415 - tools load on demand
 
+    logs_to_stderr()
     if args.write_synthetic:
         switches = regime_change.synthetic_csv(args.write_synthetic, args.seed)
-        print(json.dumps({"switches": switches}))
+        emit({"switches": switches}, args)
         return 0
     if not (args.csv and args.start and args.end):
         print("regime-trader bench regime-change: --csv, --from and --to are required",
@@ -132,9 +131,11 @@ def regime_change_handler(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as error:
         print(f"regime-trader bench regime-change: {error}", file=sys.stderr)
         return 65
-    if args.out:
-        args.out.write_text(json.dumps(figures, indent=1) + "\n")
-    text = json.dumps(figures) if args.json else json.dumps(
-        {k: figures[k] for k in ("abs_error", "unconverged_fraction", "seconds")})
-    print(text)
+    emit(figures, args, _headline)
     return 0
+
+
+def _headline(figures: Any) -> list[str]:
+    """The text summary: how far the warm estimates are from the references, and the time."""
+    return [f"{key}: {json.dumps(figures[key])}"
+            for key in ("abs_error", "unconverged_fraction", "seconds")]

@@ -3,8 +3,9 @@
 Parameter summaries (mean, sd, 5/50/95 %, R-hat, bulk and tail ESS for mu[k], sigma[k],
 P[i,j] in the units of the input log returns), the filtered and the smoothed probability
 of each regime at every bar, and the sampler's diagnostics. `--json` prints all of it as
-one JSON object; `--csv-out` writes the per-bar probabilities; the text report shows the
-last bars only. `--from`/`--to` fit one window of the file (dates in its first column).
+one JSON document, `--out PATH` writes it to a file; `--csv-out` writes the per-bar
+probabilities; the text report shows the last bars only. `--from`/`--to` fit one window
+of the file (dates in its first column).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from service.commands.output import add_output_flags, emit, logs_to_stderr, progress_at_tty
 from service.market.csv_prices import read_prices
-from service.progress import show_progress
 
 EX_DATA = 65  # sysexits EX_DATAERR: the CSV lacks the column or has too few prices
+EX_CANTCREAT = 73  # sysexits: the --html page cannot be written
 # Defaults that reach R-hat <= 1.01 and bulk ESS >= 400 on every parameter (docs/fit.md).
 CHAINS, WARMUP, DRAWS = 4, 400, 500
 LAST_BARS = 10
@@ -41,9 +43,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--chains", type=int, default=CHAINS)
     parser.add_argument("--draws", type=int, default=DRAWS, help="kept draws per chain")
     parser.add_argument("--warmup", type=int, default=WARMUP)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_output_flags(parser, "the report")
     parser.add_argument("--csv-out", type=Path, metavar="PATH",
                         help="write time, filtered and smoothed probabilities per bar")
+    parser.add_argument("--html", type=Path, metavar="PATH",
+                        help="write one self-contained HTML page: the series with its smoothed "
+                        "regime probabilities, the posteriors and the diagnostics")
     parser.set_defaults(handler=handler)
 
 
@@ -73,19 +78,18 @@ def handler(args: argparse.Namespace) -> int:
         )
         return EX_DATA
     returns = np.diff(np.log(np.asarray(prices)))
+    logs_to_stderr()
     tune_allocator()  # the scan's large temporaries: see gpu_backend.numpy_backend
     t0 = time.perf_counter()
     config = SamplerConfig(draws=args.draws, chains=args.chains)
-    progress = show_progress("fit") if sys.stderr.isatty() else None
+    progress = progress_at_tty("fit")
     fit = fit_series(returns, args.states, args.seed, Priors(), config, args.warmup, progress)
     report = _report(fit, times[1:], chain_ebfmi(fit.sampler), time.perf_counter() - t0)
     if args.csv_out:
         write_paths(args.csv_out, report)
-    if args.json:
-        json.dump(report, sys.stdout)
-        print()
-    else:
-        _print(report)
+    emit(report, args, _lines)
+    if args.html and not _write_html(args, fit, times, prices):
+        return EX_CANTCREAT
     return 0
 
 
@@ -136,20 +140,37 @@ def write_paths(path: Path, report: dict[str, Any]) -> None:
             out.writerow([a["time"], *a["probs"], *b["probs"]])
 
 
-def _print(report: dict[str, Any]) -> None:
-    print(
+def _lines(report: Any) -> list[str]:
+    lines = [
         f"{'parameter':10s} {'mean':>11s} {'sd':>10s} {'5%':>11s} {'50%':>11s} {'95%':>11s} "
         f"{'rhat':>6s} {'ess_bulk':>8s} {'ess_tail':>8s}"
-    )
-    for name, s in report["parameters"].items():
-        print(
-            f"{name:10s} {s['mean']:11.6f} {s['sd']:10.6f} {s['q5']:11.6f} {s['q50']:11.6f} "
-            f"{s['q95']:11.6f} {s['rhat']:6.3f} {s['ess_bulk']:8.0f} {s['ess_tail']:8.0f}"
-        )
-    print("\ndiagnostics:", json.dumps(report["diagnostics"]))
+    ]
+    lines += [
+        f"{name:10s} {s['mean']:11.6f} {s['sd']:10.6f} {s['q5']:11.6f} {s['q50']:11.6f} "
+        f"{s['q95']:11.6f} {s['rhat']:6.3f} {s['ess_bulk']:8.0f} {s['ess_tail']:8.0f}"
+        for name, s in report["parameters"].items()
+    ]
     rows = list(zip(report["filtered"], report["smoothed"], strict=True))
-    print(f"\nlast {min(LAST_BARS, len(rows))} of {len(rows)} bars (time, filtered P(regime "
-          "1..K), smoothed P(regime 1..K)); every bar: --csv-out PATH or --json")
-    for a, b in rows[-LAST_BARS:]:
-        print(a["time"], " ".join(f"{p:.4f}" for p in a["probs"]), " ",
-              " ".join(f"{p:.4f}" for p in b["probs"]))
+    lines += ["", f"diagnostics: {json.dumps(report['diagnostics'])}", "",
+              f"last {min(LAST_BARS, len(rows))} of {len(rows)} bars (time, filtered P(regime "
+              "1..K), smoothed P(regime 1..K)); every bar: --csv-out PATH or --json"]
+    return lines + [
+        f"{a['time']} {' '.join(f'{p:.4f}' for p in a['probs'])}   "
+        f"{' '.join(f'{p:.4f}' for p in b['probs'])}"
+        for a, b in rows[-LAST_BARS:]
+    ]
+
+
+def _write_html(args: argparse.Namespace, fit: Any, times: list[str], prices: list[float]) -> bool:
+    """The --html page (service.reports.fit_html); False, said on stderr, if unwritable."""
+    from service.reports.fit_html import write_fit_html  # noqa: PLC0415
+    from service.web.assets import page_assets  # noqa: PLC0415
+
+    source = f"{args.csv.name} ({args.column})"
+    try:
+        write_fit_html(args.html, fit, times, prices, source, page_assets())
+    except OSError as error:
+        print(f"error: cannot write {args.html}: {error.strerror or error}", file=sys.stderr)
+        return False
+    print(f"wrote {args.html}", file=sys.stderr)
+    return True

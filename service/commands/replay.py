@@ -1,14 +1,17 @@
 """`regime-trader replay --account A --seq N`: recompute a committed update from the
 checkpoint before it and say whether its decisions come out the same (bit-identical on
 numpy; within the identity tolerance on a GPU). Exit 0 identical, 1 different, 65 when
-the update cannot be recomputed from the database (the message says why)."""
+the update cannot be recomputed from the database (the message says why). `--json`: the
+comparison as one JSON document; `--out PATH`: the same in a file."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+from typing import Any
+
+from service.commands.output import add_output_flags, emit, logs_to_stderr
 
 EX_DATA = 65
 
@@ -20,7 +23,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--account", required=True)
     parser.add_argument("--seq", type=int, required=True, help="the update (>= 2)")
     parser.add_argument("--backend", choices=("numpy", "wgpu"), default="numpy")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_output_flags(parser, "the comparison")
     parser.set_defaults(handler=handler)
 
 
@@ -31,6 +34,7 @@ def handler(args: argparse.Namespace) -> int:
     from service.worker.assembly import state_path  # noqa: PLC0415
     from service.worker.replay import ReplayError, replay_update  # noqa: PLC0415
 
+    logs_to_stderr()
     try:
         config = load_config(args.config)
     except ConfigError as error:
@@ -46,11 +50,12 @@ def handler(args: argparse.Namespace) -> int:
     except ReplayError as error:
         print(f"error: {error}", file=sys.stderr)
         return EX_DATA
-    if args.json:
-        print(json.dumps(report))
-    else:
-        verdict = "identical" if report["identical"] else "DIFFERENT"
-        print(f"update {args.seq} of {args.account}: {verdict} ({report['instruments']} "
-              f"instruments, max |diff| {report['max_abs_diff']:.3g}, recorded on "
-              f"{report['recorded']['backend']}, replayed on {report['replayed']['backend']})")
+    emit(report, args, lambda r: _verdict(args, r))
     return 0 if report["identical"] else 1
+
+
+def _verdict(args: argparse.Namespace, report: Any) -> list[str]:
+    verdict = "identical" if report["identical"] else "DIFFERENT"
+    return [f"update {args.seq} of {args.account}: {verdict} ({report['instruments']} "
+            f"instruments, max |diff| {report['max_abs_diff']:.3g}, recorded on "
+            f"{report['recorded']['backend']}, replayed on {report['replayed']['backend']})"]

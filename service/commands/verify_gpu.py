@@ -2,16 +2,17 @@
 
 Log density and gradient against numpy float64 at random and edge parameter points for
 K = 2..4 and T up to 4,000; then full sampler runs on both backends compared within
-Monte Carlo error. Prints the adapter, driver and figures; exit 0 only if all pass.
+Monte Carlo error. Prints the adapter, driver and figures (`--json`: one JSON document;
+`--out PATH`: the same in a file); exit 0 only if all pass.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
+
+from service.commands.output import add_output_flags, emit, logs_to_stderr
 
 EX_FAILED = 1  # a check failed: the adapter's results are not identical to the reference
 EX_UNAVAILABLE = 69  # no usable adapter (sysexits EX_UNAVAILABLE)
@@ -24,7 +25,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser = commands.add_parser(
         "verify-gpu", help="check the wgpu backend against numpy float64; exit 0 if identical"
     )
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
+    add_output_flags(parser, "the figures")
     parser.add_argument(
         "--quick", action="store_true", help="shorter windows and sampler runs (a smoke test)"
     )
@@ -71,42 +72,39 @@ def _run(quick: bool) -> dict[str, Any]:
     }
 
 
-def _print(report: dict[str, Any]) -> None:
-    print(f"adapter  {report['adapter']} ({report['adapter_type']}, {report['backend']})")
-    print(f"driver   {report['driver']}")
-    print(f"numerics {report['numerics']}")
-    print(" K      T lanes   logp rel err   grad rel err   pred err")
-    for p in report["points"]:
-        mark = "ok" if p["passed"] else "FAIL"
-        print(
-            f"{p['states']:2d} {p['window']:6d} {p['lanes']:5d} {p['logp_err']:14.2e} "
-            f"{p['grad_err']:14.2e} {p['pred_err']:10.2e}  {mark}"
-        )
-    s = report["sampler"]
-    print(
+def _lines(report: Any) -> list[str]:
+    lines = [
+        f"adapter  {report['adapter']} ({report['adapter_type']}, {report['backend']})",
+        f"driver   {report['driver']}",
+        f"numerics {report['numerics']}",
+        " K      T lanes   logp rel err   grad rel err   pred err",
+    ]
+    lines += [
+        f"{p['states']:2d} {p['window']:6d} {p['lanes']:5d} {p['logp_err']:14.2e} "
+        f"{p['grad_err']:14.2e} {p['pred_err']:10.2e}  {'ok' if p['passed'] else 'FAIL'}"
+        for p in report["points"]
+    ]
+    s, d, w = report["sampler"], report["warm_draws"], report["warm_sampler"]
+    return [*lines,
         f"sampler  {s['replicates']} replicates x {s['instruments']} instruments: max |z| "
         f"{s['max_abs_z']:.2f} (numpy {s['cpu_seconds']:.1f} s, wgpu {s['gpu_seconds']:.1f} s)"
-        f"  {'ok' if s['passed'] else 'FAIL'}"
-    )
-    d, w = report["warm_draws"], report["warm_sampler"]
-    print(
+        f"  {'ok' if s['passed'] else 'FAIL'}",
         f"warm     one submission, {d['lanes']} chains x {d['draws']} draws: "
         f"{d['decision_mismatches']} accept decisions differ, max draw err "
         f"{d['max_draw_err']:.1e}; re-adapted: max |z| {w['max_abs_z']:.2f}"
-        f"  {'ok' if d['passed'] and w['passed'] else 'FAIL'}"
-    )
-    print("PASS" if report["passed"] else "FAIL")
+        f"  {'ok' if d['passed'] and w['passed'] else 'FAIL'}",
+        "PASS" if report["passed"] else "FAIL",
+    ]  # fmt: skip
 
 
 def handler(args: argparse.Namespace) -> int:
     from gpu_backend.wgpu_device import GpuUnavailableError  # noqa: PLC0415
 
+    logs_to_stderr()  # gpu.device, backend.fallback: stdout is the report's
     try:
         report = _run(bool(args.quick))
     except GpuUnavailableError as error:
         print(f"verify-gpu: {error}", file=sys.stderr)
         return EX_UNAVAILABLE
-    _print(report)
-    if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    emit(report, args, _lines)
     return 0 if report["passed"] else EX_FAILED

@@ -5,7 +5,8 @@ and writes whole lines to its stdout, one write per line. A worker's log lines p
 through as they are (they already carry `account` and `pid`); anything on its stderr (a
 Python traceback, a native abort, faulthandler's stack dump) becomes a `worker.stderr`
 event with the account, so nothing a worker says is lost or interleaved mid-line, even on
-FreeBSD where pipes are atomic only to 512 bytes.
+FreeBSD where pipes are atomic only to 512 bytes. Under journald the relay, not the
+worker, leads each line with its priority (service/log_priority.py says why).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import sys
 from collections import deque
 from collections.abc import Callable
 from typing import BinaryIO
+
+from service.log_priority import relayed_line, writes_to_journal
 
 MAX_LINE = 1 << 20  # a line longer than this is cut, so a runaway writer cannot eat memory
 TAIL_LINES = 20  # a worker's last stderr lines kept for its exit event
@@ -66,6 +69,10 @@ class LineReader:
 def write_line(line: bytes, out: BinaryIO | None = None) -> None:
     """One write per line, so lines from several workers never mix."""
     stream = out or sys.stdout.buffer
+    # Asked per line (an fstat): a worker's pipe is never the journal, so the worker wrote
+    # plain JSON and only here, where the journal is stdout, can its priority be added.
+    if writes_to_journal(stream):
+        line = relayed_line(line)
     stream.write(line + b"\n")
     stream.flush()
 

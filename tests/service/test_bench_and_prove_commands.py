@@ -22,8 +22,8 @@ from service.bench import chaos, soak
         (["bench", "ops", "out"], "ops_handler", {"dir": Path("out")}),
         (["bench", "kernels", "--out", "k.json", "--threads", "0,64"], "kernels_handler",
          {"out": Path("k.json"), "threads": "0,64", "lanes": 1072}),
-        (["bench", "supervision", "--json", "s.json"], "daemon_handler",
-         {"what": "supervision", "json": Path("s.json")}),
+        (["bench", "supervision", "--out", "s.json"], "daemon_handler",
+         {"what": "supervision", "out": Path("s.json"), "json": False}),
         (["bench", "reload"], "daemon_handler", {"what": "reload"}),
         (["prove", "chaos", "--kills", "26", "--seed", "7"], "chaos_handler",
          {"kills": 26, "seed": 7}),
@@ -55,7 +55,8 @@ def test_prove_chaos_exits_1_when_the_end_states_differ(
     monkeypatch.setattr(chaos, "run_chaos", lambda kills, seed: {"equivalent": equivalent,
                                                                   "kills": kills, "seed": seed})
     out = tmp_path / "chaos.json"
-    assert cli.main(["prove", "chaos", "--kills", "4", "--seed", "9", "--json", str(out)]) == code
+    argv = ["prove", "chaos", "--kills", "4", "--seed", "9", "--json", "--out", str(out)]
+    assert cli.main(argv) == code
     assert json.loads(out.read_text()) == json.loads(capsys.readouterr().out)
     assert json.loads(out.read_text())["seed"] == 9
 
@@ -71,7 +72,7 @@ def test_prove_soak_passes_minutes_sampling_and_file(
 
     monkeypatch.setattr(soak, "run_soak", run_soak)
     out = tmp_path / "soak.json"
-    argv = ["prove", "soak", "--minutes", "2", "--sample-s", "3", "--json", str(out)]
+    argv = ["prove", "soak", "--minutes", "2", "--sample-s", "3", "--json", "--out", str(out)]
     assert cli.main(argv) == 0
     assert calls == [(2.0, out, 3.0)]
     assert json.loads(capsys.readouterr().out) == {}

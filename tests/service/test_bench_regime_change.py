@@ -45,5 +45,6 @@ def test_the_command_refuses_a_short_reference(
             "--to", "2008-10-31", "--reference-draws", "1000"]  # fmt: skip
     assert main(argv) == 2
     assert ">= 8 chains and >= 4000 draws" in capsys.readouterr().err
-    assert main(["bench", "regime-change", "--write-synthetic", str(tmp_path / "s.csv")]) == 0
+    argv = ["bench", "regime-change", "--write-synthetic", str(tmp_path / "s.csv"), "--json"]
+    assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["switches"]
