@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import structlog
@@ -16,19 +17,26 @@ from service.config_loader import ConfigError, LoadedConfig, load_config
 from service.exit_codes import EX_CONFIG, EX_TEMPFAIL
 from service.logs import configure_logging
 from service.secrets import SecretsError, load_keys
-from service.state.store import StateError, UnusableStateError
+from service.settings_ops import parse_listen, refuse_remote
+from service.state.errors import StateError, UnusableStateError
 from service.state_dir import resolve_state_dir
 from service.worker.fault_points import FaultSpecError, faults_from_env
 
 log = structlog.get_logger("service.cli")
 
 
+# The daemon's own commands, defined here: with one of them first on the command line the
+# tools' modules (service/commands/) are not loaded, and `status` answers sooner.
+OWN_COMMANDS = ("run", "check-config", "status")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = _parser(tools=not words or words[0] not in OWN_COMMANDS).parse_args(words)
     return int(args.handler(args))
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(tools: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="regime-trader", description=__doc__)
     parser.add_argument("--version", action="version", version=__version__)
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
@@ -42,25 +50,29 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="stop cleanly after N completed updates per account",
     )
+    run.add_argument(
+        "--http",
+        metavar="ADDR",
+        help="serve the dashboard, /metrics, /healthz and /api/status on HOST:PORT "
+        "(overrides [http] listen; loopback unless [http] allow_remote = true)",
+    )
     run.set_defaults(handler=cmd_run)
 
     check = commands.add_parser("check-config", help="validate the configuration; exit 0 or 78")
     _config_arg(check)
     check.set_defaults(handler=cmd_check_config)
 
-    status = commands.add_parser("status", help="per account: last update, positions, health")
+    status = commands.add_parser(
+        "status", help="whether the daemon runs; per account its state, money and positions; "
+        "exit 0 when all is healthy, 1 otherwise")
     _config_arg(status)
     status.add_argument("--state-dir", type=Path, help="where the per-account databases live")
     status.add_argument("--json", action="store_true", help="print one JSON object")
-    status.add_argument(
-        "--stale-after",
-        type=float,
-        default=300.0,
-        metavar="SECONDS",
-        help="call an account stale when its database was last written longer ago than this",
-    )
+    status.add_argument("--live", action="store_true",
+                        help="cash, equity, positions and open orders from the broker itself")
     status.set_defaults(handler=cmd_status)
-    register_all(commands)
+    if tools:
+        register_all(commands)
     return parser
 
 
@@ -74,7 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from service.supervisor.state_lock import StateDirLockedError, hold_state_lock  # noqa: PLC0415
     from service.supervisor.supervisor import Supervisor  # noqa: PLC0415
 
-    config = _load_or_report(args.config)
+    config = _http_or_report(_load_or_report(args.config), args.http)
     if config is None:
         return EX_CONFIG
     state_dir = resolve_state_dir(args.state_dir, config)
@@ -124,7 +136,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if config is None:
         return EX_CONFIG
     state_dir = resolve_state_dir(args.state_dir, config)
-    return run_status(config, state_dir, args.json, sys.stdout, stale_after_s=args.stale_after)
+    return run_status(config, state_dir, args.json, sys.stdout, live=args.live)
 
 
 def _load_or_report(path: Path | None) -> LoadedConfig | None:
@@ -140,6 +152,29 @@ def _load_or_report(path: Path | None) -> LoadedConfig | None:
     logging_settings = config.settings.logging
     configure_logging(logging_settings.level, logging_settings.format)
     return config
+
+
+def _http_or_report(config: LoadedConfig | None, listen: str | None) -> LoadedConfig | None:
+    """The configuration with `run --http ADDR` applied, or None, the refusal logged."""
+    try:
+        return config if config is None else with_http(config, listen)
+    except ValueError as error:  # not HOST:PORT, or not loopback without allow_remote
+        log.error("config.rejected", errors=[f"--http {listen}: {error}"])
+        print(f"error: --http: {error}", file=sys.stderr)
+        return None
+
+
+def with_http(config: LoadedConfig, listen: str | None) -> LoadedConfig:
+    """`run --http ADDR` in place of [http] listen, under the same rules: ValueError names
+    what is wrong (not HOST:PORT; not loopback while allow_remote is false)."""
+    if listen is None:
+        return config
+    http = config.settings.http
+    parse_listen(listen)
+    if not http.allow_remote:
+        refuse_remote(listen)
+    served = http.model_copy(update={"listen": listen})
+    return replace(config, settings=config.settings.model_copy(update={"http": served}))
 
 
 def check_keys(config: LoadedConfig) -> None:

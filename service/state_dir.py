@@ -1,20 +1,42 @@
-"""Where the per-account databases live: one rule for every command that reads them."""
+"""Where the per-account databases live: one rule for every command that reads them.
+
+In order: `--state-dir`; `$STATE_DIRECTORY` (systemd's StateDirectory=); the settings'
+`state_dir` (relative to service.toml); `$XDG_STATE_HOME/regime-trader`; and
+`~/.local/state/regime-trader`. Never the current directory: `status` run from another
+folder must find the same databases as the daemon.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
-from service.config_loader import LoadedConfig
+from service.config_loader import LoadedConfig, resolve_beside
+
+APP_DIR = "regime-trader"
 
 
-def resolve_state_dir(flag: Path | None, config: LoadedConfig) -> Path:
-    """--state-dir, else $STATE_DIRECTORY (set by systemd), else the config, else ./var/state."""
+def resolve_state_dir(
+    flag: Path | None, config: LoadedConfig, environ: Mapping[str, str] | None = None
+) -> Path:
+    """The state directory, by the rule above (an absolute path)."""
+    env = os.environ if environ is None else environ
     if flag is not None:
         return flag.resolve()
-    from_systemd = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    from_systemd = env.get("STATE_DIRECTORY", "").split(":")[0]
     if from_systemd:
         return Path(from_systemd)
     if config.settings.state_dir is not None:
-        return config.settings.state_dir.resolve()
-    return Path("var/state").resolve()
+        return resolve_beside(config.settings_path, config.settings.state_dir).absolute()
+    return default_state_dir(env)
+
+
+def default_state_dir(env: Mapping[str, str]) -> Path:
+    """$XDG_STATE_HOME/regime-trader, else ~/.local/state/regime-trader (the XDG base
+    directory rule: a relative $XDG_STATE_HOME is ignored)."""
+    xdg = env.get("XDG_STATE_HOME", "")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / APP_DIR
+    home = env.get("HOME") or str(Path.home())
+    return Path(home) / ".local" / "state" / APP_DIR

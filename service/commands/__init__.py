@@ -11,7 +11,8 @@ import argparse
 import importlib
 
 MODULES: tuple[str, ...] = (
-    "verify_gpu", "fit", "bench", "prove", "replay", "show_config", "report",
+    "verify_gpu", "fit", "bench", "prove", "replay", "report", "show_config",
+    "control",
 )
 
 

@@ -14,9 +14,12 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from service.progress import show_progress
+
+if TYPE_CHECKING:
+    from service.config_loader import LoadedConfig
 
 Document = Mapping[str, Any]
 Progress = Callable[[int, int], None]
@@ -92,3 +95,16 @@ class CurrentStderr:
 def progress_at_tty(label: str) -> Progress | None:
     """A progress line for long work when stderr is a terminal; None (quiet) otherwise."""
     return show_progress(label) if sys.stderr.isatty() else None
+
+
+def config_or_explain(path: Path | None) -> LoadedConfig | None:
+    """The configuration, or None after printing each problem to stderr (the command then
+    exits 78, EX_CONFIG)."""
+    from service.config_loader import ConfigError, load_config  # noqa: PLC0415 - pydantic
+
+    try:
+        return load_config(path)
+    except ConfigError as error:
+        for problem in error.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return None

@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from service.commands.output import config_or_explain
+
 EX_USAGE, EX_DATA, EX_NOINPUT, EX_CANTCREAT, EX_CONFIG = 64, 65, 66, 73, 78
 
 
@@ -51,15 +53,11 @@ def handler(args: argparse.Namespace) -> int:
 
 def _database(args: argparse.Namespace) -> Path | int:
     """The account's database path, or the exit code after saying what was wrong."""
-    from service.config_loader import ConfigError, load_config  # noqa: PLC0415
     from service.state_dir import resolve_state_dir  # noqa: PLC0415
     from service.worker.assembly import state_path  # noqa: PLC0415
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        for problem in error.problems:
-            print(f"error: {problem}", file=sys.stderr)
+    config = config_or_explain(args.config)
+    if config is None:
         return EX_CONFIG
     state_dir = resolve_state_dir(args.state_dir, config)
     database = state_path(state_dir, args.account)

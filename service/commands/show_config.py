@@ -14,13 +14,18 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from service.commands.output import Document, add_output_flags, emit, logs_to_stderr
+from service.commands.output import (
+    Document,
+    add_output_flags,
+    config_or_explain,
+    emit,
+    logs_to_stderr,
+)
 
 EX_CONFIG = 78  # service.exit_codes.EX_CONFIG: the configuration is invalid
 MASK = "[MASKED]"
@@ -40,15 +45,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def handler(args: argparse.Namespace) -> int:
-    from service.config_loader import ConfigError, load_config  # noqa: PLC0415
     from service.state_dir import resolve_state_dir  # noqa: PLC0415
 
     logs_to_stderr()
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        for problem in error.problems:
-            print(f"error: {problem}", file=sys.stderr)
+    config = config_or_explain(args.config)
+    if config is None:
         return EX_CONFIG
     effective = {
         "settings_file": str(config.settings_path),

@@ -1,7 +1,8 @@
 """A self-contained HTML page: the chart code and the data inlined, nothing fetched.
 
-The page works offline and from a file: every script and style sheet is inside it, and
-the data is a JSON document in a <script type="application/json"> element, read by the
+The page works offline and from a file: every script and style sheet is inside it (with
+the licence of what it inlines, uPlot's, as a comment in its head), and the data is a
+JSON document in a <script type="application/json"> element, read by the
 page's one call into RegimeCharts (service/web/charts.js).
 """
 
@@ -24,6 +25,14 @@ class PageAssets:
 
     scripts: tuple[str, ...]
     styles: tuple[str, ...]
+    notices: tuple[str, ...] = ()  # licences of what is inlined, kept as HTML comments
+
+
+def _notice(text: str) -> str:
+    # An HTML comment ends at the first "-->" and may not hold "--" at all.
+    if "--" in text:
+        raise ValueError("a notice contains '--': it cannot be an HTML comment")
+    return f"<!--\n{text.strip()}\n-->\n"
 
 
 def _inlined(text: str, tag: str) -> str:
@@ -45,13 +54,14 @@ def render_page(title: str, data: Mapping[str, Any], assets: PageAssets, call: s
     an account, "renderFit" for a fit)."""
     styles = "".join(f"<style>\n{_inlined(s, 'style')}\n</style>\n" for s in assets.styles)
     scripts = "".join(f"<script>\n{_inlined(s, 'script')}\n</script>\n" for s in assets.scripts)
+    notices = "".join(_notice(n) for n in assets.notices)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(title)}</title>
-{styles}</head>
+{notices}{styles}</head>
 <body>
 <h1>{html.escape(title)}</h1>
 <div id="{CONTAINER_ID}"><noscript>The charts and tables of this page are drawn by

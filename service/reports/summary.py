@@ -110,12 +110,14 @@ def figures_json(figures: Figures) -> dict[str, Any]:
         "trades": t.trades,
         "round_trips": t.round_trips,
         "hit_rate": t.hit_rate,
+        "undefined": dict(sorted(c.undefined.items())),  # why cagr/sharpe/sortino are null
     }
 
 
 def summary_json(summary: Summary) -> dict[str, Any]:
     """The summary as one JSON-ready object: the strategy's figures at the top level,
-    buy-and-hold's under "buy_and_hold" (None where a figure is undefined)."""
+    buy-and-hold's under "buy_and_hold" (None where a figure is undefined; "undefined"
+    says why, for the annualised figures: {"cagr": "under 30 days", ...})."""
     return {
         "account": summary.account,
         "bars": summary.bars,

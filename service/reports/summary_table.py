@@ -10,6 +10,7 @@ from datetime import datetime
 from service.reports.summary import Figures, Summary
 
 DASH = "—"  # a figure that is undefined for this period (see service.reports.performance)
+# An annualised figure the data cannot support shows why: "n/a (under 30 days)".
 COLUMNS = ("figure", "strategy", "buy & hold")
 
 
@@ -35,12 +36,25 @@ def when(t: datetime | None) -> str:
     return DASH if t is None else t.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def annualised(name: str, fmt: Callable[[float | None], str]) -> Callable[[Figures], str]:
+    """The cell of an annualised figure (cagr, sharpe, sortino): the value, else "n/a
+    (why)" with the reason performance.curve_figures gave."""
+
+    def cell(figures: Figures) -> str:
+        value = getattr(figures.curve, name)
+        if value is None and name in figures.curve.undefined:
+            return f"n/a ({figures.curve.undefined[name]})"
+        return fmt(value)
+
+    return cell
+
+
 # (label, how to read it from one column's figures): the rows both columns have.
 _FIGURES: tuple[tuple[str, Callable[[Figures], str]], ...] = (
     ("total return", lambda s: pct(s.curve.total_return)),
-    ("CAGR", lambda s: pct(s.curve.cagr)),
-    ("Sharpe (annualised)", lambda s: ratio(s.curve.sharpe)),
-    ("Sortino (annualised)", lambda s: ratio(s.curve.sortino)),
+    ("CAGR", annualised("cagr", pct)),
+    ("Sharpe (annualised)", annualised("sharpe", ratio)),
+    ("Sortino (annualised)", annualised("sortino", ratio)),
     ("maximum drawdown", lambda s: pct(s.curve.max_drawdown.depth)),
     ("drawdown peak", lambda s: when(s.curve.max_drawdown.peak)),
     ("drawdown trough", lambda s: when(s.curve.max_drawdown.trough)),

@@ -31,6 +31,9 @@ class AccountRuntime:
 
     last_update: dict[str, Any] | None = None  # seq, bar_time, at, duration_ms, orders
     last_error: dict[str, Any] | None = None  # event, at, what it said
+    # the last error the worker itself logged (state.unusable, broker.auth_failed...): why
+    # it exited, where last_error is the supervisor's answer (worker.exited, account.parked)
+    worker_error: dict[str, Any] | None = None
     parked_reason: str | None = None
     updates: int = 0  # completed since the supervisor started
 
@@ -73,6 +76,8 @@ class RuntimeStatus:
             runtime.parked_reason = str(event.get("reason"))
         if event.get("level") in ("error", "critical"):
             runtime.last_error = _error_of(event)
+            if event.get("pid") != os.getpid():  # a worker's own, not the supervisor's
+                runtime.worker_error = runtime.last_error
 
     def document(self, workers: Iterable[WorkerHandle]) -> dict[str, Any]:
         return {

@@ -3,20 +3,26 @@ supervisor's life, with the holder's pid written in it for the one that is refus
 
 flock, not a pid file: the kernel drops the lock when its holder dies, however it dies,
 so a stale file never blocks the next start. The descriptor is close-on-exec, so workers
-(started with spawn) do not inherit it.
+(started with spawn) do not inherit it. `lock_holder` (service.state.paths, for `status`)
+tests it without keeping it.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from service.state.paths import LOCK_NAME, lock_holder, read_lock_pid
 from service.state.storage_faults import unavailable
 
-LOCK_NAME = "daemon.lock"
+__all__ = ["LOCK_NAME", "StateDirLockedError", "hold_state_lock", "lock_holder"]
+# `status` probes the lock with a shared flock held for microseconds: a start that meets
+# one tries again for this long before it calls the directory taken.
+PROBE_GRACE_S = 0.1
 
 
 class StateDirLockedError(Exception):
@@ -56,15 +62,15 @@ def _open_lock_file(path: Path) -> int:
 
 
 def _take(fd: int, path: Path) -> None:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise StateDirLockedError(path, _read_pid(fd)) from None
-
-
-def _read_pid(fd: int) -> int | None:
-    text = os.pread(fd, 32, 0).decode(errors="replace").strip()
-    return int(text) if text.isdigit() else None
+    deadline = time.monotonic() + PROBE_GRACE_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise StateDirLockedError(path, read_lock_pid(fd)) from None
+            time.sleep(0.005)
 
 
 def _write_pid(fd: int) -> None:

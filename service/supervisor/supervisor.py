@@ -28,7 +28,9 @@ from service.reload.reloader import InstrumentsReloader, ReloadOutcome
 from service.reload.watcher import InstrumentsWatcher
 from service.supervisor.budget import RestartBudget
 from service.supervisor.exit_reason import exit_fields
+from service.supervisor.http_endpoint import http_endpoint
 from service.supervisor.observers import EventHub
+from service.supervisor.operator import OperatorChannels
 from service.supervisor.reload_requests import ReloadRequests, announce
 from service.supervisor.restarts import Restarts
 from service.supervisor.runtime_status import RuntimeStatus
@@ -61,6 +63,9 @@ class Supervisor:
         self.workers: dict[str, WorkerHandle] = {}
         self.runtime = RuntimeStatus(state_dir, config.config_hash)
         self.events = EventHub([self.runtime])
+        self.http = http_endpoint(lambda: self.config, state_dir, self.runtime, self.workers,
+                                  self.events)
+        self.operator = OperatorChannels(config, state_dir, self.workers, self.runtime, self.events)
         for account in config.active_accounts:
             self._add_worker(account)
         self.restarts = Restarts(self.settings)
@@ -92,23 +97,24 @@ class Supervisor:
 
     def run(self) -> int:
         self.inbox.install(HANDLED_SIGNALS)
+        if (refused := self.http.bind()) is not None:  # before any worker starts: 75 or 78
+            return refused
         listen(self.events.publish)
+        self.operator.start()
         for worker in self.workers.values():
             self._spawn(worker)
+        self.http.start()
         if self.config.settings.reload.watch:
             self.watcher.start()
-        log.info(
-            "service.started",
-            accounts=list(self.workers),
-            config_hash=self.config.config_hash,
-            version=__version__,
-            state_dir=str(self.state_dir),
-        )
+        log.info("service.started", accounts=list(self.workers), version=__version__,
+                 config_hash=self.config.config_hash, state_dir=str(self.state_dir))
         while not self._finished():
             self._step(self._timeout())
         self.watcher.stop()
+        self.http.stop()
         log.info("service.stopped", reason=self._stop_reason(), exit_code=self.exit_code)
         self.runtime.final(self.workers.values())
+        self.operator.stop()
         unlisten(self.events.publish)
         return self.exit_code
 
@@ -128,6 +134,7 @@ class Supervisor:
         self._force_if_overdue(now)
         self.systemd.tick(now, self.workers.values())
         self.runtime.tick(now, self.workers.values())
+        self.operator.tick(now)
 
     def _finished(self) -> bool:
         if self.stopping:
@@ -246,12 +253,8 @@ class Supervisor:
         worker.done = True
 
     def _give_up(self, worker: WorkerHandle) -> None:
-        log.error(
-            "service.stopping",
-            reason="global restart budget exhausted",
-            account=worker.account,
-            exit_code=EX_SOFTWARE,
-        )
+        log.error("service.stopping", reason="global restart budget exhausted",
+                  account=worker.account, exit_code=EX_SOFTWARE)
         self.exit_code = EX_SOFTWARE
         self.handle_term(signal.SIGTERM, reason="global restart budget exhausted")
 

@@ -17,6 +17,8 @@ from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
 from service.market.csv_replay import CsvMarket
 from service.market.synthetic import SyntheticMarket
+from service.state.paths import sim_broker_path as sim_broker_path  # noqa: PLC0414 - re-
+from service.state.paths import state_path as state_path  # noqa: PLC0414 - exported, mypy's way
 from service.state.store import StateStore
 
 if TYPE_CHECKING:
@@ -25,14 +27,6 @@ if TYPE_CHECKING:
 log = structlog.get_logger("service.worker")
 WALL_ANCHOR_KEY = "clock.wall_anchor"
 _ALPACA_CLIENTS: dict[str, object] = {}  # per account: ONE client, so ONE request budget
-
-
-def state_path(state_dir: Path, account: str) -> Path:
-    return state_dir / f"{account}.sqlite"
-
-
-def sim_broker_path(state_dir: Path, account: str) -> Path:
-    return state_dir / f"{account}.sim-broker.sqlite"
 
 
 def build_market(config: LoadedConfig, account: str | None = None) -> CheckedFeed:

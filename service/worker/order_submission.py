@@ -13,7 +13,7 @@ import structlog
 
 from service.broker.base import Broker
 from service.state.store import StateStore
-from service.types import OrderIntent, OrderOutcome
+from service.types import OrderIntent, OrderOutcome, OrderStatus
 from service.worker.fault_points import FaultPoints
 
 log = structlog.get_logger("service.worker")
@@ -32,15 +32,17 @@ class OrderSubmitter:
         self.faults = faults
         self.stop_requested = stop_requested  # the worker's stop flag, asked before each POST
 
-    def resolve_open_intents(self) -> None:
+    def resolve_open_intents(self, send_unseen: bool = True) -> None:
         """Ask the broker about every intent not known to be final; send the ones it has
-        never seen (same client_order_id, so a resend can never duplicate)."""
+        never seen (same client_order_id, so a resend can never duplicate), or, while the
+        account is paused or flattening (`send_unseen` False), withdraw them: an order
+        decided before the pause is not placed after it."""
         for record in self.store.open_intents():
             if self.stop_requested():
                 return  # stop means no new POST; the next start resolves the rest
             outcome = self.broker.lookup(record.intent.client_order_id)
             if outcome is None and record.status.needs_resolution:
-                outcome = self.send(record.intent)
+                outcome = self.send(record.intent) if send_unseen else self.withdraw(record.intent)
             elif outcome is not None and outcome.status != record.status:
                 self._record(record.intent, outcome)
 
@@ -67,6 +69,13 @@ class OrderSubmitter:
         )
         outcome = self.broker.submit(intent)
         self.faults.hit("after_post" if seq is not None else "after_resend")
+        self._record(intent, outcome)
+        return outcome
+
+    def withdraw(self, intent: OrderIntent) -> OrderOutcome:
+        """Settle an intent the broker never saw as canceled, without sending it."""
+        outcome = OrderOutcome(intent.client_order_id, OrderStatus.CANCELED,
+                               reason="withdrawn unsent: trading is paused")
         self._record(intent, outcome)
         return outcome
 

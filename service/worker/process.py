@@ -30,6 +30,7 @@ from gpu_backend import BatchShape, select_backend
 from service.broker.base import BrokerError
 from service.clock import Clock
 from service.config_loader import LoadedConfig
+from service.control.trading_mode import TradingMode
 from service.event_tap import listen
 from service.exit_codes import EX_CONFIG, EX_SOFTWARE, EX_TEMPFAIL
 from service.logs import configure_logging
@@ -147,6 +148,8 @@ def run_worker(
     faults, beat = FaultPoints(spec.faults, account), Heartbeat(conn)
     trader = Trader(account, config, market, broker, store, backend, clock.latest_bar, cursor,
                     faults)
+    trader.control = TradingMode(account, spec.state_dir)
+    trader.control.load()  # a pause or flatten outlives the worker: it is on file
     try:
         faults.hit("start")
         resumed = resume_when_reachable(  # refused keys exit 78 (broker_start.py)
@@ -272,8 +275,11 @@ def _watch_parent(conn: Connection, stop: threading.Event, inbox: Inbox) -> None
 
 
 def _take_messages(trader: Trader, inbox: Inbox) -> None:
-    """Apply what the supervisor sent (a new configuration), never mid-update."""
+    """Apply what the supervisor sent (a new configuration, a control request), never
+    mid-update."""
     while not inbox.empty():
         kind, payload = inbox.get()
         if kind == "config":
             trader.apply_config(payload)
+        elif kind == "control":  # pause, resume, flatten (service/control/)
+            trader.control.apply(payload)

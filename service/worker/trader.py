@@ -17,6 +17,7 @@ from regime_model.backend import Backend
 from regime_model.update import RegimeEstimate, refresh
 from service.broker.base import Broker
 from service.config_loader import LoadedConfig
+from service.control.trading_mode import TradingMode
 from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
 from service.model_state import ModelState
@@ -89,6 +90,7 @@ class Trader:
         self.cold = ColdWarmup(self.spec, settings.model.seed,
                                warmup_backend or same_kind(backend), self.faults)
         self.added_live: set[Symbol] = set()  # for model.warming's reason
+        self.control = TradingMode(account)  # pause, resume, flatten (service/control/)
 
     @property
     def symbols(self) -> tuple[Symbol, ...]:
@@ -124,7 +126,7 @@ class Trader:
             self.seq, self.last_bar_time = checkpoint.seq, checkpoint.bar_time
             self.cursor.value = checkpoint.bar_time
         self._sync_rotation()  # the file may have changed while we were down
-        self._orders().resolve_open_intents()
+        self._orders().resolve_open_intents(self.control.sends_unseen)
         self.reconciler.at_start(self.symbols, self.account, self.seq)
         return self.seq
 
@@ -146,7 +148,7 @@ class Trader:
         for done in self.cold.take_done():  # between updates, never mid-update
             adopt(done, self.model_state, seq)
         with timer.stage("reconcile"):
-            self._orders().resolve_open_intents()
+            self._orders().resolve_open_intents(self.control.sends_unseen)
         batch, next_start = next_batch(
             self.symbols, self.model_state.rotation_start, self.config.settings.rotation.batch_size
         )
@@ -232,8 +234,9 @@ class Trader:
         seq: int,
     ) -> tuple[list[DecisionRow], list[OrderIntent]]:
         ids = self.store.ids_for(self.account)  # the database's epoch is in every id
-        return decide_targets(self.model_state, self.symbols, ready, estimate, snapshot, seq,
-                              self.config.settings.strategy, ids.tag)
+        rows, intents = decide_targets(self.model_state, self.symbols, ready, estimate,
+                                       snapshot, seq, self.config.settings.strategy, ids.tag)
+        return rows, self.control.orders(intents, snapshot, seq, ids.tag)  # paused: none
 
     def _checkpoint(
         self,

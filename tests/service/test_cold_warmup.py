@@ -17,8 +17,8 @@ from gpu_backend import NumpyBackend
 from regime_model.update import ModelSpec, refresh
 from service.config_loader import LoadedConfig, load_config
 from service.model_state import instrument_key
-from service.status import StatusReport, account_status, render_text
-from service.worker import assembly
+from service.status import status_document
+from service.status.render import render_text
 from service.worker.cold_warmup import ColdWarmup
 
 SMALL = FAST_SETTINGS.replace("window = 128\nchains = 4", "window = 32\nchains = 2")
@@ -102,13 +102,10 @@ def test_status_shows_a_warm_up_in_flight_and_a_restart_starts_it_again(
     assert "DIA" in rig.trader.cold.pending()
     rig.trader.close()  # the process "dies" here: the warm-up in flight is lost
     rig.close()
-    report = account_status("alpha", assembly.state_path(state, "alpha"),
-                            datetime.now(UTC), 300.0)
-    assert report.snapshot is not None
-    [warming] = report.snapshot.warming
-    assert (warming.symbol, warming.stage) == ("DIA", "model")
-    text = render_text(StatusReport(datetime.now(UTC), state, "", 300.0, (report,)))
-    assert "DIA  warming up: model warm-up running on 33 bars" in text
+    report = status_document(load_config(tmp_path / "service.toml"), state, datetime.now(UTC))
+    [warming] = report["accounts"][0]["warming"]
+    assert (warming["symbol"], warming["stage"]) == ("DIA", "model")
+    assert "DIA  warming up: model warm-up running on 33 bars" in render_text(report)
 
     again = Rig(config(tmp_path, WITH_DIA), state)
     assert again.trader.resume() == 2

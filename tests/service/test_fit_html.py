@@ -6,12 +6,13 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from test_report_command import draw_with_node
+from browser import PLOTS_JS, check_plots, chromium, watch
 
 from service.reports.fit_html import series_block
 
@@ -27,8 +28,11 @@ def fit(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+FitPage = tuple[str, dict[str, Any], str, Path]  # the page, its data, fit's stdout, its file
+
+
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], str]:
+def page(tmp_path_factory: pytest.TempPathFactory) -> FitPage:
     path = tmp_path_factory.mktemp("fit") / "fit.html"
     done = fit("--json", "--html", str(path))
     assert done.returncode == 0, done.stderr[-3000:]
@@ -36,13 +40,18 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any],
     found = re.search(r'<script type="application/json" id="regime-data">(.*?)</script>', text,
                       re.S)
     assert found
-    return text, json.loads(found.group(1)), done.stdout
+    return text, json.loads(found.group(1)), done.stdout, path
 
 
-def test_the_page_holds_the_series_posteriors_and_diagnostics(
-    page: tuple[str, dict[str, Any], str]
-) -> None:
-    text, data, stdout = page
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for this module (tests/browser.py)."""
+    with chromium() as launched:
+        yield launched
+
+
+def test_the_page_holds_the_series_posteriors_and_diagnostics(page: FitPage) -> None:
+    text, data, stdout, _ = page
     assert json.loads(stdout)["parameters"]  # --json still prints the report alone
     assert data["kind"] == "fit" and "RegimeCharts.renderFit(" in text
     series = data["series"]
@@ -60,17 +69,26 @@ def test_the_page_holds_the_series_posteriors_and_diagnostics(
     assert {"divergences", "worst R-hat", "lowest bulk ESS", "E-BFMI per chain"} <= diagnostics
 
 
-def test_the_page_refers_to_nothing_outside(page: tuple[str, dict[str, Any], str]) -> None:
+def test_the_page_refers_to_nothing_outside(page: FitPage) -> None:
     text = page[0]
     assert set(re.findall(r"https?://[^\s\"'<>)]+", text)) <= {CREDIT}
     for reference in ("src=", "href=", "url(", "@import", "<link", "fetch("):
         assert reference not in text, reference
 
 
-def test_charts_js_draws_the_fit(page: tuple[str, dict[str, Any], str], tmp_path: Path) -> None:
-    drawn = draw_with_node(page[1], tmp_path)
-    assert drawn["first"] == 2 + 8  # price, probabilities; a histogram per parameter
-    assert drawn["destroyed"] == drawn["first"] and drawn["roots"] == 1
+def test_the_page_draws_in_a_browser(page: FitPage, browser: Any) -> None:
+    """The page from its file: no error; every chart has data and axes that read right."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 1000})
+    problems = watch(tab)
+    tab.goto(page[3].as_uri())
+    plots = tab.evaluate(PLOTS_JS, tab.locator("#regime-charts").element_handle())
+    check_plots(plots)
+    assert len(plots) == 2 + 8  # price, probabilities; a histogram per parameter
+    assert plots[0]["points"] == len(page[1]["series"]["x"])
+    assert [p["title"].split()[0] for p in plots[2:]] == [p["name"] for p in page[1]["posteriors"]]
+    assert all(label.endswith("%") for label in plots[1]["yLabels"])
+    tab.close()
+    assert problems == [], problems
 
 
 def test_labels_that_are_not_dates_give_an_index_axis() -> None:

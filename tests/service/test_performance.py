@@ -30,20 +30,20 @@ def days(n: int) -> list[datetime]:
     return [T0 + timedelta(days=i) for i in range(n)]
 
 
+SHORT = "under 30 days"
+NOT_ANNUALISED = dict.fromkeys(("cagr", "sharpe", "sortino"), SHORT)
+
+
 def test_a_curve_with_a_recovered_drawdown() -> None:
     times = days(4)
     figures = curve_figures(times, [100.0, 110.0, 99.0, 121.0])
-    r = [0.1, -0.1, 121 / 99 - 1]
-    per_year = 3 / (3 / 365.25)  # three returns over three days: 365.25 a year
     assert figures.total_return == pytest.approx(0.21)
-    assert figures.cagr == pytest.approx(1.21 ** (365.25 / 3) - 1, rel=1e-9)
-    assert figures.sharpe == pytest.approx(
-        statistics.mean(r) / statistics.stdev(r) * math.sqrt(per_year))
-    downside = math.sqrt((0.0 + 0.01 + 0.0) / 3)
-    assert figures.sortino == pytest.approx(statistics.mean(r) / downside * math.sqrt(per_year))
     dd = figures.max_drawdown
     assert dd.depth == pytest.approx(-0.1)
     assert (dd.peak, dd.trough, dd.recovery) == (times[1], times[2], times[3])
+    # three days: nothing annualised, and each says why
+    assert (figures.cagr, figures.sharpe, figures.sortino) == (None, None, None)
+    assert figures.undefined == NOT_ANNUALISED
 
 
 def test_a_drawdown_not_recovered_by_the_last_bar() -> None:
@@ -55,10 +55,59 @@ def test_a_drawdown_not_recovered_by_the_last_bar() -> None:
         [0.0, 0.0, -0.25, 100 / 120 - 1])
 
 
+def test_the_annualised_figures_of_forty_daily_returns() -> None:
+    r = [0.01, -0.02, 0.015, 0.005] * 10  # 40 returns over 40 days: 365.25 a year
+    equity = [100.0]
+    for x in r:
+        equity.append(equity[-1] * (1 + x))
+    figures = curve_figures(days(41), equity)
+    assert figures.undefined == {}
+    assert figures.cagr == pytest.approx((equity[-1] / 100.0) ** (365.25 / 40) - 1, rel=1e-9)
+    assert figures.sharpe == pytest.approx(
+        statistics.mean(r) / statistics.stdev(r) * math.sqrt(365.25))
+    downside = math.sqrt(10 * 0.02**2 / 40)
+    assert figures.sortino == pytest.approx(statistics.mean(r) / downside * math.sqrt(365.25))
+
+
 def test_cagr_is_by_calendar_time() -> None:
     assert curve_figures([T0, T0 + YEAR], [100.0, 150.0]).cagr == pytest.approx(0.5)
     assert curve_figures([T0, T0 + YEAR, T0 + 2 * YEAR],
                          [100.0, 90.0, 121.0]).cagr == pytest.approx(0.1)
+
+
+def test_annualised_figures_need_a_span_of_30_days() -> None:
+    month = timedelta(days=30)
+    short = curve_figures([T0, T0 + month - timedelta(seconds=1)], [100.0, 101.0])
+    assert short.cagr is None and short.undefined["cagr"] == SHORT
+    enough = curve_figures([T0, T0 + month], [100.0, 101.0])
+    assert enough.cagr == pytest.approx(1.01 ** (365.25 / 30) - 1)
+    assert "cagr" not in enough.undefined
+    assert enough.undefined["sharpe"] == "under 30 returns"  # one return
+
+
+def test_sharpe_and_sortino_need_30_returns() -> None:
+    times = [T0 + timedelta(days=2 * i) for i in range(31)]  # 60 days
+    equity = [100.0 + (i % 2) for i in range(31)]
+    few = curve_figures(times[:30], equity[:30])  # 29 returns
+    assert few.cagr is not None and few.sharpe is None and few.sortino is None
+    assert few.undefined == {"sharpe": "under 30 returns", "sortino": "under 30 returns"}
+    enough = curve_figures(times, equity)  # 30 returns
+    assert enough.sharpe is not None and enough.sortino is not None and enough.undefined == {}
+
+
+def test_a_75_minute_run_has_no_annualised_figure() -> None:
+    """The case that showed a CAGR of 943 % and a Sharpe of 90: 41 updates over 75
+    minutes, up 0.03 % (docs/reports.md)."""
+    rng = np.random.default_rng(3)
+    equity = 100_000.0 * np.cumprod(np.r_[1.0, 1 + rng.normal(1e-5, 1e-4, 40)])
+    equity[-1] = 100_033.44
+    times = [T0 + timedelta(minutes=75 * i / 40) for i in range(41)]
+    years = 75 * 60 / SECONDS_PER_YEAR
+    assert 1.0003344 ** (1 / years) - 1 == pytest.approx(9.43, abs=0.01)  # CAGR would say
+    figures = curve_figures(times, equity)
+    assert figures.total_return == pytest.approx(equity[-1] / equity[0] - 1)
+    assert (figures.cagr, figures.sharpe, figures.sortino) == (None, None, None)
+    assert figures.undefined == NOT_ANNUALISED
 
 
 def test_annualisation_follows_the_observed_bar_rate() -> None:
@@ -70,9 +119,10 @@ def test_annualisation_follows_the_observed_bar_rate() -> None:
 
 
 def test_a_flat_curve() -> None:
-    figures = curve_figures(days(3), [100.0, 100.0, 100.0])
+    figures = curve_figures(days(40), [100.0] * 40)
     assert figures.total_return == 0.0 and figures.cagr == 0.0
     assert figures.sharpe is None and figures.sortino is None  # no variation to divide by
+    assert figures.undefined == {"sharpe": "a flat curve", "sortino": "no losing bar"}
     assert figures.max_drawdown.depth == 0.0 and figures.max_drawdown.peak is None
 
 
@@ -80,15 +130,17 @@ def test_one_bar_and_no_bar() -> None:
     one = curve_figures([T0], [100.0])
     assert (one.total_return, one.cagr, one.sharpe, one.sortino) == (0.0, None, None, None)
     assert one.max_drawdown.depth == 0.0
+    assert one.undefined == dict.fromkeys(("cagr", "sharpe", "sortino"), "one bar")
     none = curve_figures([], [])
     assert none.total_return == 0.0 and none.cagr is None
+    assert none.undefined == dict.fromkeys(("cagr", "sharpe", "sortino"), "no bar")
 
 
-def test_only_gains_have_no_sortino_and_minutes_have_no_cagr() -> None:
-    minutes = [T0 + timedelta(minutes=i) for i in range(3)]
-    figures = curve_figures(minutes, [100.0, 150.0, 300.0])
-    assert figures.sortino is None  # no downside
-    assert figures.cagr is None  # tripling in two minutes, annualised, overflows a float
+def test_only_gains_have_no_sortino_and_an_overflow_has_no_cagr() -> None:
+    gains = curve_figures(days(40), [100.0 * 1.01**i for i in range(40)])
+    assert gains.sortino is None and gains.undefined == {"sortino": "no losing bar"}
+    huge = curve_figures([T0, T0 + timedelta(days=30)], [1.0, 1e30])  # e^69 to a year's power
+    assert huge.cagr is None and huge.undefined["cagr"] == "too large for a float"
 
 
 def test_time_in_each_regime() -> None:
@@ -145,7 +197,7 @@ def test_buy_and_hold_is_equal_weight_from_each_first_close() -> None:
 
 SUMMARY_KEYS = {"total_return", "cagr", "sharpe", "sortino", "max_drawdown",
                 "max_drawdown_peak", "max_drawdown_trough", "max_drawdown_recovery",
-                "turnover", "costs", "trades", "round_trips", "hit_rate"}
+                "turnover", "costs", "trades", "round_trips", "hit_rate", "undefined"}
 
 
 def test_the_summary_of_an_account_and_its_json_and_text() -> None:
@@ -164,9 +216,14 @@ def test_the_summary_of_an_account_and_its_json_and_text() -> None:
     assert as_json["time_in_regime"] == {"0": pytest.approx(4 / 6), "1": pytest.approx(2 / 6)}
     assert as_json["trades"] == 2 and as_json["hit_rate"] == 1.0
     assert as_json["max_drawdown_peak"] == days(4)[1].isoformat()
+    assert as_json["cagr"] is None and as_json["undefined"] == NOT_ANNUALISED  # 3 days
+    assert as_json["buy_and_hold"]["undefined"] == NOT_ANNUALISED
     json.dumps(as_json, allow_nan=False)  # plain JSON: no NaN or Infinity
     text = summary_text(summary)
     assert "total return" in text and "21.00%" in text and "buy & hold" in text
+    cagr_row = next(line for line in text.splitlines() if line.startswith("CAGR"))
+    assert cagr_row.split("  ", 1)[1].split() == ["n/a", "(under", "30", "days)"] * 2
+    assert "—" in text  # other undefined figures (a drawdown not recovered): a plain dash
 
 
 def test_the_summary_of_an_account_without_history() -> None:

@@ -1,11 +1,11 @@
 """`regime-trader report` and the backtest summary, on the state of ONE short real run: the
-daemon replaying two small CSV files to their end (a fast clock, the numpy reference)."""
+daemon replaying two small CSV files to their end (a fast clock, the numpy reference).
+The report's page is also opened in headless Chromium (tests/browser.py)."""
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from browser import PLOTS_JS, check_plots, chromium, watch
 
 from service.cli import main
 from service.state.history import read_equity_history, read_orders
-from service.web.assets import ASSETS, asset_text
+from service.web.assets import PAGE_NOTICES, PAGE_SCRIPTS, PAGE_STYLES, asset_text
 
 ROOT = Path(__file__).resolve().parents[2]
 START = datetime(2025, 3, 3, 14, 30, tzinfo=UTC)
@@ -151,8 +152,10 @@ def test_the_report_is_one_self_contained_page(
     assert set(re.findall(r"https?://[^\s\"'<>)]+", page)) <= {CREDIT}
     for reference in ("src=", "href=", "url(", "@import", "<link", "fetch(", "XMLHttpRequest"):
         assert reference not in page, reference
-    for name in ASSETS:  # uPlot and our chart code, inlined whole
+    for name in PAGE_SCRIPTS + PAGE_STYLES:  # uPlot and our chart code, inlined whole
         assert asset_text(name) in page, name
+    for name in PAGE_NOTICES:  # uPlot's licence, as a comment
+        assert f"<!--\n{asset_text(name).strip()}\n-->" in page, name
     data = page_data(page)
     assert data["account"] == "alpha" and "RegimeCharts.render(" in page
     assert len(data["equity"]["t"]) == data["figures"]["bars"] == len(data["equity"]["buy_hold"])
@@ -180,64 +183,51 @@ def test_report_errors_say_what_was_wrong(
     assert "cannot write the report" in capsys.readouterr().err
 
 
-# charts.js against a stand-in for uPlot that checks what it is given (a browser is not
-# among the test dependencies): every chart gets as many series as data arrays, of one
-# length, bands name real series; a second render destroys the first one's charts.
-HARNESS = r"""
-const fs = require("fs"), vm = require("vm");
-const [chartsPath, dataPath] = process.argv.slice(2);
-function node(tag) {
-  return { tag, children: [], get firstChild() { return this.children[0] || null; },
-    appendChild(c) { this.children.push(c); return c; },
-    removeChild(c) { this.children.splice(this.children.indexOf(c), 1); } };
-}
-let made = 0, destroyed = 0;
-function uPlot(opts, data, target) {
-  if (opts.series.length !== data.length) throw new Error(opts.title + ": series/data");
-  data.forEach(d => { if (d.length !== data[0].length) throw new Error(opts.title + ": length"); });
-  (opts.bands || []).forEach(b => b.series.forEach(i => {
-    if (i < 1 || i >= data.length) throw new Error(opts.title + ": band"); }));
-  this.height = opts.height; this.destroy = () => destroyed++; this.setSize = () => {};
-  made++; target.appendChild(node("canvas"));
-}
-uPlot.tzDate = d => d;
-uPlot.paths = { stepped: () => null, bars: () => null };
-const listeners = [];
-const window = { addEventListener: (t, f) => listeners.push(f),
-  removeEventListener: (t, f) => listeners.splice(listeners.indexOf(f), 1) };
-vm.runInContext(fs.readFileSync(chartsPath, "utf8"),
-  vm.createContext({ window, uPlot, document: { createElement: node } }));
-const data = JSON.parse(fs.readFileSync(dataPath, "utf8"));
-const container = node("div");
-const call = data.kind === "fit" ? "renderFit" : "render";
-const first = window.RegimeCharts[call](container, data);
-const second = window.RegimeCharts[call](container, data);
-listeners.forEach(f => f());
-console.log(JSON.stringify({ first, second, made, destroyed, listeners: listeners.length,
-  roots: container.children.length }));
-"""
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for this module's pages (tests/browser.py)."""
+    with chromium() as launched:
+        yield launched
 
 
-def draw_with_node(data: dict[str, Any], folder: Path) -> dict[str, int]:
-    """Run charts.js on `data` twice under node (skips the test without node)."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: charts.js is not run")
-    (folder / "harness.js").write_text(HARNESS)
-    (folder / "data.json").write_text(json.dumps(data))
-    charts = ROOT / "service" / "web" / "charts.js"
-    command = [node, str(folder / "harness.js"), str(charts), str(folder / "data.json")]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=30)
-    assert done.returncode == 0, done.stderr
-    result: dict[str, int] = json.loads(done.stdout)
-    return result
+# The report's summary table as the page shows it: one list of cells per row.
+SUMMARY_JS = """() => Array.from(document.querySelectorAll('table.rc-summary tr'))
+  .map(tr => Array.from(tr.cells).map(c => c.textContent))"""
 
 
-def test_charts_js_draws_every_chart_and_redraws_in_place(
-    backtest: Backtest, capsys: pytest.CaptureFixture[str], tmp_path: Path
+def test_the_report_draws_in_a_browser(
+    backtest: Backtest, browser: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert main(report(backtest, "--account", "alpha", "--out", str(tmp_path / "r.html"))) == 0
-    drawn = draw_with_node(page_data((tmp_path / "r.html").read_text()), tmp_path)
-    assert drawn["first"] == 2 + 2 * 2  # equity, drawdown; per instrument price, probability
-    assert drawn == {"first": 6, "second": 6, "made": 12, "destroyed": 6, "listeners": 1,
-                     "roots": 1}  # fmt: skip
+    """The page from its file: no error, every chart has data and axes that read right,
+    the summary table is there."""
+    out = tmp_path / "report.html"
+    assert main(report(backtest, "--account", "alpha", "--out", str(out))) == 0
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    problems = watch(page)
+    page.goto(out.as_uri())
+    container = page.locator("#regime-charts").element_handle()
+    plots = page.evaluate(PLOTS_JS, container)
+    check_plots(plots)
+    data = page_data(out.read_text(encoding="utf-8"))
+    assert [p["title"] for p in plots] == [
+        "Equity beside buy-and-hold", "Drawdown", "QQQ: close",
+        "QQQ: P(turbulent regime), band of \u00b12 sd, convergence", "SPY: close",
+        "SPY: P(turbulent regime), band of \u00b12 sd, convergence"]  # fmt: skip
+    assert plots[0]["points"] == len(data["equity"]["t"])
+    assert all("," in label for label in plots[0]["yLabels"])  # equity near 100,000
+    assert all(label.endswith("%") for p in plots[1::2] for label in p["yLabels"])
+    summary = page.evaluate(SUMMARY_JS)
+    assert summary[0] == ["figure", "strategy", "buy & hold"]
+    assert summary[1:] == data["summary"]["rows"]
+    rows = {row[0]: row[1:] for row in summary}
+    assert rows["CAGR"] == ["n/a (under 30 days)"] * 2  # a run of minutes
+    redrawn = page.evaluate("""box => {
+      const data = JSON.parse(document.getElementById('regime-data').textContent);
+      const first = RegimeCharts.plots(box);
+      RegimeCharts.render(box, data);
+      return {first: first.length, again: RegimeCharts.plots(box).length,
+              roots: box.children.length, uplots: box.querySelectorAll('.uplot').length};
+    }""", container)  # fmt: skip
+    assert redrawn == {"first": 6, "again": 6, "roots": 1, "uplots": 6}  # in place
+    page.close()
+    assert problems == [], problems

@@ -10,8 +10,10 @@ import structlog
 
 from gpu_backend import select_backend
 from service.config_loader import load_config
+from service.state.paths import state_path
 from service.state.store import StateStore
-from service.status import StatusReport, account_status, render_text
+from service.status import status_document
+from service.status.render import render_text
 from service.worker import assembly
 from service.worker.trader import BarCursor, Trader
 
@@ -59,7 +61,7 @@ def test_a_short_history_is_logged_once_and_shown_by_status(tmp_path: Path) -> N
     market = assembly.build_market(config)
     first = assembly.first_trading_bar(config, market, ("SPY",))  # SPY's history decides
     cursor = BarCursor(first - market.bar_interval)
-    store = StateStore(assembly.state_path(tmp_path, "alpha"))
+    store = StateStore(state_path(tmp_path, "alpha"))
     broker = assembly.build_broker(config, "alpha", tmp_path, market, cursor)
     trader = Trader("alpha", config, market, broker, store, select_backend("numpy"), cursor,
                     cursor)
@@ -78,14 +80,11 @@ def test_a_short_history_is_logged_once_and_shown_by_status(tmp_path: Path) -> N
     assert "more bars" in short["next"]
     assert all(e["modelled"] == 1 for e in logs if e["event"] == "update.completed")
     bars_seen = (first + last * market.bar_interval - START) // timedelta(minutes=1) - 40 + 1
-    report = account_status("alpha", assembly.state_path(tmp_path, "alpha"),
-                            datetime.now(UTC), 300.0)
-    assert report.snapshot is not None
-    [warming] = report.snapshot.warming
-    assert (warming.symbol, warming.bars_available, warming.bars_needed) == (
+    report = status_document(config, tmp_path, datetime.now(UTC))
+    [warming] = report["accounts"][0]["warming"]
+    assert (warming["symbol"], warming["bars_available"], warming["bars_needed"]) == (
         "NEW", bars_seen, WINDOW + 1)
-    text = render_text(StatusReport(datetime.now(UTC), tmp_path, "", 300.0, (report,)))
-    assert f"NEW  warming up: {bars_seen} of {WINDOW + 1} bars" in text
+    assert f"NEW  warming up: {bars_seen} of {WINDOW + 1} bars" in render_text(report)
 
 
 def test_data_ending_before_the_first_window_is_said_at_start(tmp_path: Path) -> None:

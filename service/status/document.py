@@ -1,0 +1,100 @@
+"""The status document: what `status --json` prints and the HTTP endpoint serves.
+
+Top-level keys (docs/status.md lists every one):
+- `generated_at`, `state_dir`, `config_hash` (of the configuration `status` loaded);
+- `live`: whether the money came from the broker (--live) rather than the checkpoints;
+- `healthy`: the daemon is `running` and every account's health is ok, retired or idle;
+- `daemon`: service.status.daemon;
+- `accounts`: one object per account of the settings, in their order
+  (service.status.accounts).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from service.config_loader import LoadedConfig
+from service.state.runtime_file import RUNTIME_FILE, read_runtime
+from service.status.accounts import (
+    AccountRead,
+    BrokerView,
+    account_object,
+    checkpoint_view,
+    read_account,
+)
+from service.status.daemon import daemon_status
+
+HEALTHY_ACCOUNTS = frozenset({"ok", "retired", "idle"})
+
+
+def status_document(
+    config: LoadedConfig,
+    state_dir: Path,
+    now: datetime,
+    runtime: dict[str, Any] | None = None,
+    live: bool = False,
+) -> dict[str, Any]:
+    """The status of the daemon on `state_dir` and of every account, at `now` (aware).
+
+    `runtime` is the supervisor's own RuntimeStatus.document() when it serves this; else
+    the runtime file is read. Reads only: nothing in the state directory is written.
+    """
+    runtime, runtime_error = (runtime, None) if runtime is not None else _runtime(state_dir)
+    daemon = daemon_status(state_dir, now, runtime)
+    if runtime_error is not None:
+        daemon.update(state="unknown", running=False, reason=runtime_error)
+    workers: dict[str, Any] = (runtime or {}).get("accounts") or {}
+    active = set(config.active_accounts)
+    accounts = [
+        _account(config, state_dir, name, now, daemon["state"], workers.get(name),
+                 name in active, live)
+        for name in config.settings.account_names
+    ]
+    return {
+        "generated_at": now.isoformat(),
+        "state_dir": str(state_dir),
+        "config_hash": config.config_hash,
+        "live": live,
+        "healthy": daemon["state"] == "running"
+        and all(a["health"] in HEALTHY_ACCOUNTS for a in accounts),
+        "daemon": daemon,
+        "accounts": accounts,
+    }
+
+
+def _account(
+    config: LoadedConfig, state_dir: Path, name: str, now: datetime, daemon_state: str,
+    worker: dict[str, Any] | None, active: bool, live: bool,
+) -> dict[str, Any]:
+    read = read_account(state_dir, name)
+    view = None if read.snapshot is None else checkpoint_view(read.snapshot)
+    live_error = None
+    if live and active:
+        view, live_error = _live_view(config, state_dir, name, read, view)
+    return account_object(name, read, now, daemon_state, worker, active, view, live_error)
+
+
+def _live_view(
+    config: LoadedConfig, state_dir: Path, name: str, read: AccountRead,
+    fallback: BrokerView | None,
+) -> tuple[BrokerView | None, str | None]:
+    """The broker's view, or the checkpoint's with the reason the broker's is missing."""
+    from service.status.live import LiveUnavailableError, broker_view  # noqa: PLC0415 - --live only
+
+    alpaca = config.settings.broker.kind == "alpaca"
+    if read.snapshot is None and not alpaca:
+        return fallback, "no update yet: the simulated broker is valued at the last update's bar"
+    market_time = read.snapshot.bar_time if read.snapshot is not None else datetime.now(UTC)
+    try:
+        return broker_view(config, state_dir, name, market_time), None
+    except LiveUnavailableError as error:
+        return fallback, str(error)
+
+
+def _runtime(state_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    try:
+        return read_runtime(state_dir), None
+    except (OSError, ValueError) as error:  # unreadable or malformed: say so, read the rest
+        return None, f"{state_dir / RUNTIME_FILE}: {error}"
