@@ -94,7 +94,10 @@ def configure_logging(
         ],
         wrapper_class=structlog.make_filtering_bound_logger(LEVELS[level]),
         logger_factory=structlog.WriteLoggerFactory(file=stream),
-        cache_logger_on_first_use=True,
+        # Not cached: a cached logger keeps the configuration of its first use, which a
+        # later configure (a command sending its logs to stderr, structlog's capture_logs
+        # in tests) could then not replace. A few events per update: nothing to save.
+        cache_logger_on_first_use=False,
     )
     structlog.contextvars.clear_contextvars()
     structlog.contextvars.bind_contextvars(pid=os.getpid(), **context)

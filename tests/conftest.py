@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 from service.bench.daemon_harness import (
     TWO_ACCOUNT_INSTRUMENTS,
@@ -20,6 +21,16 @@ __all__ = ["DaemonProcess", "Event"]
 
 FAST_SETTINGS = two_account_settings(sections="\n[supervision]\nbackoff_initial_s = 0.05\n")
 FAST_INSTRUMENTS = TWO_ACCOUNT_INSTRUMENTS
+
+
+@pytest.fixture(autouse=True)
+def _logging_left_as_found() -> Iterator[None]:
+    """A test that configures logging in this process (a command run through cli.main)
+    must not leave its stream, which pytest closes, and its context to the next test."""
+    before = structlog.get_config()
+    yield
+    structlog.configure(**before)
+    structlog.contextvars.clear_contextvars()
 
 
 @pytest.fixture

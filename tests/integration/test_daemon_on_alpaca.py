@@ -107,8 +107,8 @@ def test_under_random_faults_every_intent_is_accepted_exactly_once(
 def test_sigkill_at_the_dangerous_points_neither_duplicates_nor_loses_an_order(
     run_daemon: Callable[..., DaemonProcess], server: AlpacaServer, tmp_path: Path, point: str
 ) -> None:
-    # 16 updates: the kill comes at the first order, the rest is the resumed worker's.
-    daemon = run(run_daemon, server, tmp_path, updates=16, faults=f"kill@{point}:1#alpha")
+    # 8 updates: the kill comes at the first order, the rest is the resumed worker's.
+    daemon = run(run_daemon, server, tmp_path, updates=8, faults=f"kill@{point}:1#alpha")
     kills = [e for e in daemon.named("worker.exited") if e.get("signal") == "SIGKILL"]
     assert kills, daemon.report("the fault point never fired")
     made = assert_exactly_once(server, tmp_path / "state")
