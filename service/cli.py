@@ -9,20 +9,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-import structlog
-
-from service import __version__
+from service import __version__, lazy_log
 from service.commands import register_all
 from service.config_loader import ConfigError, LoadedConfig, load_config
 from service.exit_codes import EX_CONFIG, EX_TEMPFAIL
-from service.logs import configure_logging
-from service.secrets import SecretsError, load_keys
 from service.settings_ops import parse_listen, refuse_remote
 from service.state.errors import StateError, UnusableStateError
 from service.state_dir import resolve_state_dir
-from service.worker.fault_points import FaultSpecError, faults_from_env
 
-log = structlog.get_logger("service.cli")
+log = lazy_log.get_logger("service.cli")  # structlog loads on the first event
 
 
 # The daemon's own commands, defined here: with one of them first on the command line the
@@ -83,8 +78,10 @@ def _config_arg(parser: argparse.ArgumentParser) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     # Imported here: numpy and the worker stack are needed by `run` alone.
     from service.reports.backtest import summarise_backtest  # noqa: PLC0415
+    from service.secrets import SecretsError  # noqa: PLC0415
     from service.supervisor.state_lock import StateDirLockedError, hold_state_lock  # noqa: PLC0415
     from service.supervisor.supervisor import Supervisor  # noqa: PLC0415
+    from service.worker.fault_points import FaultSpecError, faults_from_env  # noqa: PLC0415
 
     config = _http_or_report(_load_or_report(args.config), args.http)
     if config is None:
@@ -132,26 +129,34 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from service.status import run_status  # noqa: PLC0415 - keeps other commands' start fast
 
-    config = _load_or_report(args.config)
+    config = _load_or_report(args.config, logging=False)
     if config is None:
         return EX_CONFIG
     state_dir = resolve_state_dir(args.state_dir, config)
     return run_status(config, state_dir, args.json, sys.stdout, live=args.live)
 
 
-def _load_or_report(path: Path | None) -> LoadedConfig | None:
-    """Load the configuration, or log every problem (as `config.rejected`) and return None."""
+def _load_or_report(path: Path | None, logging: bool = True) -> LoadedConfig | None:
+    """Load the configuration, or log every problem (as `config.rejected`) and return None.
+    Logging is set up from the configuration unless `logging` is False (a command that
+    logs nothing when all is well); a bad configuration is always logged."""
     try:
         config = load_config(path)
     except ConfigError as error:
-        configure_logging()
+        _configure_logging()
         log.error("config.rejected", errors=[str(p) for p in error.problems])
         for problem in error.problems:
             print(f"error: {problem}", file=sys.stderr)
         return None
-    logging_settings = config.settings.logging
-    configure_logging(logging_settings.level, logging_settings.format)
+    if logging:
+        _configure_logging(config.settings.logging.level, config.settings.logging.format)
     return config
+
+
+def _configure_logging(level: str = "info", fmt: str = "auto") -> None:
+    from service.logs import configure_logging  # noqa: PLC0415 - structlog, on demand
+
+    configure_logging(level, fmt)
 
 
 def _http_or_report(config: LoadedConfig | None, listen: str | None) -> LoadedConfig | None:
@@ -182,6 +187,7 @@ def check_keys(config: LoadedConfig) -> None:
     that cannot find them would only be restarted in a loop): SecretsError, exit 78."""
     if not config.settings.uses_alpaca:
         return
+    from service.secrets import load_keys  # noqa: PLC0415
     from service.worker.assembly import key_dir  # noqa: PLC0415 - the worker stack, run only
 
     for account in config.settings.account_names:

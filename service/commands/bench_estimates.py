@@ -29,6 +29,19 @@ def add_estimate_commands(kinds: Kinds) -> None:
     )
     add_output_flags(digest, "the digests")
     digest.set_defaults(handler=digest_handler)
+    status = kinds.add_parser(
+        "status", help="wall time of `regime-trader status` beside a running daemon")
+    status.add_argument("--runs", type=int, default=10, help="calls of each form")
+    add_output_flags(status, "the figures")
+    status.set_defaults(handler=status_handler)
+
+
+def status_handler(args: argparse.Namespace) -> int:
+    from service.bench.status_latency import measure  # noqa: PLC0415 - tools load on demand
+
+    logs_to_stderr()
+    emit(measure(args.runs), args)
+    return 0
 
 
 def digest_handler(args: argparse.Namespace) -> int:

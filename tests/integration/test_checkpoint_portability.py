@@ -15,6 +15,7 @@ def run_with(
 ) -> DaemonProcess:
     config.write_text(
         config.read_text()
+        .replace("window = 128", "window = 64")  # llvmpipe runs the wgpu side: keep it small
         .replace('backend = "numpy"', f'backend = "{backend}"')
         .replace('backend = "wgpu"', f'backend = "{backend}"')
     )

@@ -23,7 +23,15 @@ CHAINS, WARMUP, DRAWS = 4, 1000, 1000
 STEPS = POSTERIORDB_STEPS
 
 
-@pytest.mark.parametrize("posterior", sorted(STEPS))
+# hmm_drive_1 takes ~40 s of CI's 10 minutes on 2 cores: it runs in the slow suite and in
+# `regime-trader bench validate`; the other HMM (hmm_example) stays in every run.
+SLOW = {"bball_drive_event_1-hmm_drive_1"}
+
+
+@pytest.mark.parametrize(
+    "posterior",
+    [pytest.param(p, marks=pytest.mark.slow) if p in SLOW else p for p in sorted(STEPS)],
+)
 def test_sampler_reproduces_the_stan_reference(posterior: str) -> None:
     lo, hi = STEPS[posterior]
     config = SamplerConfig(draws=DRAWS, chains=CHAINS, steps_min=lo, steps_max=hi)

@@ -1,6 +1,6 @@
 """`status`: whether the daemon runs, and per account its state, money, P&L and positions
 beside the targets, read from hand-built state directories without writing to them.
-(tests/integration/test_status_daemon.py asks a real daemon.)"""
+(tests/http/test_status_and_http_daemon.py asks a real daemon.)"""
 
 from __future__ import annotations
 

@@ -9,15 +9,29 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
-from service.bench.daemon_harness import DaemonProcess
+import pytest
+
+from service.bench.daemon_harness import DaemonProcess, two_account_settings
 from service.exit_codes import EX_OK, EX_TEMPFAIL
+
+SMALL_WINDOW = 32  # the least the settings accept
+
+
+@pytest.fixture
+def config(fast_config: Path) -> Path:
+    """fast_config with the smallest model window: these tests prove the lock, not the
+    model, and each waits through cold updates (a stopped or orphaned worker finishes the
+    one in hand; the next daemon runs one)."""
+    fast_config.write_text(two_account_settings(
+        window=SMALL_WINDOW, sections="\n[supervision]\nbackoff_initial_s = 0.05\n"))
+    return fast_config
 
 
 def test_a_second_daemon_on_the_same_state_dir_is_refused_with_75_naming_the_holder(
-    fast_config: Path, tmp_path: Path, run_daemon: Callable[..., DaemonProcess]
+    config: Path, tmp_path: Path, run_daemon: Callable[..., DaemonProcess]
 ) -> None:
     state = tmp_path / "state"
-    args = ["run", "--config", str(fast_config), "--state-dir", str(state)]
+    args = ["run", "--config", str(config), "--state-dir", str(state)]
     first = run_daemon(*args)
     first.wait_for(lambda e: e.get("event") == "worker.started")
     holder = first.proc.pid
@@ -39,10 +53,10 @@ def test_a_second_daemon_on_the_same_state_dir_is_refused_with_75_naming_the_hol
 
 
 def test_a_lock_left_by_a_killed_daemon_does_not_block_the_next(
-    fast_config: Path, tmp_path: Path, run_daemon: Callable[..., DaemonProcess]
+    config: Path, tmp_path: Path, run_daemon: Callable[..., DaemonProcess]
 ) -> None:
     state = tmp_path / "state"
-    args = ["run", "--config", str(fast_config), "--state-dir", str(state)]
+    args = ["run", "--config", str(config), "--state-dir", str(state)]
     first = run_daemon(*args)
     workers = {first.wait_for(lambda e, a=a: e.get("event") == "worker.started"
                               and e.get("account") == a)["pid"] for a in ("alpha", "beta")}

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import DaemonProcess, Event
 
+from service.bench.daemon_harness import two_account_settings
+
 SUPERVISION = """
 [supervision]
 heartbeat_s = 0.2
@@ -28,11 +30,14 @@ global_period_s = 60.0
 """
 
 TESTING = {"REGIME_TRADER_TESTING": "1"}
+SMALL_WINDOW = 32  # the least the settings accept
 
 
 @pytest.fixture
 def config(fast_config: Path) -> Path:
-    fast_config.write_text(fast_config.read_text().split("[supervision]")[0] + SUPERVISION)
+    """fast_config with the smallest model window: these tests prove supervision, not the
+    model, and a small window shortens every update they wait through."""
+    fast_config.write_text(two_account_settings(window=SMALL_WINDOW, sections=SUPERVISION))
     return fast_config
 
 
@@ -90,16 +95,29 @@ def test_a_killed_worker_is_back_within_2s_and_the_other_account_never_pauses(
     assert daemon.wait_exit() == 0
 
 
-def test_a_hung_worker_has_its_stacks_logged_and_is_replaced(
+def test_a_hung_worker_reports_its_true_silence_logs_its_stacks_and_is_killed_and_replaced(
     run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
 ) -> None:
+    """One hang proves the whole escalation. The hang comes after a heartbeat that allowed
+    update_budget_s (2.0): the silence `worker.hung` reports is at least that allowance plus
+    the missed heartbeats (0.6), and no more than the time since alpha's last update. The
+    hung worker dumps its stacks on stderr, which reach the log; it is SIGKILLed, and
+    worker.exited names the signal and carries its last stderr lines; a new worker
+    replaces it, and beta never hangs."""
     env = {**TESTING, "REGIME_TRADER_FAULTS": "hang@update:3#alpha"}
     daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"), env=env)
     hung = daemon.wait_for(is_("worker.hung", "alpha"), timeout=60)
+    last_update = daemon.named("update.completed", account="alpha", pid=hung["pid"])[-1]
+    assert hung["silent_s"] >= 2.0 + 3 * 0.2
+    assert hung["silent_s"] <= (when(hung) - when(last_update)).total_seconds() + 0.01
     stack = daemon.wait_for(
         lambda e: is_("worker.stderr", "alpha")(e) and "fault_points.py" in e["line"]
     )
     assert stack["account"] == "alpha"
+    exited = daemon.wait_for(is_("worker.exited", "alpha"), timeout=60)
+    assert exited["signal"] == "SIGKILL" and "SIGKILL" in exited["reason"]
+    assert any("fault_points.py" in line for line in exited["stderr_tail"])
+    assert len(exited["stderr_tail"]) <= 20
     daemon.wait_for(is_("worker.restarted", "alpha"))
     daemon.wait_for(lambda e: is_("worker.started", "alpha")(e) and e["pid"] != hung["pid"])
     assert not daemon.named("worker.hung", account="beta")
@@ -171,22 +189,6 @@ def test_faults_are_refused_outside_a_test_run(
     assert "REGIME_TRADER_TESTING" in rejected["errors"][0]
 
 
-def test_worker_hung_reports_the_true_silence_not_the_slack(
-    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
-) -> None:
-    """The hang comes after a heartbeat that allowed update_budget_s (2.0): the silence
-    reported is at least that allowance plus the missed heartbeats (0.6), and no more than
-    the time since alpha's last update."""
-    env = {**TESTING, "REGIME_TRADER_FAULTS": "hang@update:3#alpha"}
-    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"), env=env)
-    hung = daemon.wait_for(is_("worker.hung", "alpha"), timeout=60)
-    last_update = daemon.named("update.completed", account="alpha", pid=hung["pid"])[-1]
-    assert hung["silent_s"] >= 2.0 + 3 * 0.2
-    assert hung["silent_s"] <= (when(hung) - when(last_update)).total_seconds() + 0.01
-    daemon.signal(signal.SIGTERM)
-    assert daemon.wait_exit() == 0
-
-
 def test_a_worker_that_fails_at_start_says_why_and_the_supervisor_logs_the_reason(
     run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
 ) -> None:
@@ -202,17 +204,3 @@ def test_a_worker_that_fails_at_start_says_why_and_the_supervisor_logs_the_reaso
     assert all("injected at start" in e["error"] for e in failures)
     assert {e["exit_code"] for e in exits} == {70}
     assert all("gave up" in e["reason"] and isinstance(e["stderr_tail"], list) for e in exits)
-
-
-def test_a_killed_worker_exit_names_the_signal_and_carries_its_last_stderr_lines(
-    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
-) -> None:
-    """A hung worker dumps its stacks on stderr and is killed: worker.exited carries both."""
-    env = {**TESTING, "REGIME_TRADER_FAULTS": "hang@update:3#alpha"}
-    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"), env=env)
-    exited = daemon.wait_for(is_("worker.exited", "alpha"), timeout=60)
-    assert exited["signal"] == "SIGKILL" and "SIGKILL" in exited["reason"]
-    assert any("fault_points.py" in line for line in exited["stderr_tail"])
-    assert len(exited["stderr_tail"]) <= 20
-    daemon.signal(signal.SIGTERM)
-    assert daemon.wait_exit() == 0
