@@ -16,9 +16,7 @@ import sys
 from pathlib import Path
 
 from service.commands.output import config_or_explain
-from service.exit_codes import EX_CONFIG
-
-EX_USAGE = 64  # sysexits.h: the command was used wrongly (an unknown account)
+from service.exit_codes import EX_CONFIG, EX_USAGE
 
 MODES = {"pause": "paused", "resume": "running", "flatten": "flatten"}
 WHAT = {

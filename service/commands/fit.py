@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from service.commands.output import add_output_flags, emit, logs_to_stderr, progress_at_tty
+from service.exit_codes import EX_CANTCREAT, EX_DATAERR
 from service.market.csv_prices import read_prices
 
-EX_DATA = 65  # sysexits EX_DATAERR: the CSV lacks the column or has too few prices
-EX_CANTCREAT = 73  # sysexits: the --html page cannot be written
 # Defaults that reach R-hat <= 1.01 and bulk ESS >= 400 on every parameter (docs/fit.md).
 CHAINS, WARMUP, DRAWS = 4, 400, 500
 LAST_BARS = 10
@@ -71,12 +70,12 @@ def handler(args: argparse.Namespace) -> int:
         times, prices = read_prices(args.csv, args.column, args.start, args.end)
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
-        return EX_DATA
+        return EX_DATAERR
     if len(prices) < 33:
         print(
             f"error: {args.csv} has {len(prices)} usable prices; need at least 33", file=sys.stderr
         )
-        return EX_DATA
+        return EX_DATAERR
     returns = np.diff(np.log(np.asarray(prices)))
     logs_to_stderr()
     tune_allocator()  # the scan's large temporaries: see gpu_backend.numpy_backend

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from service.commands.output import add_output_flags, emit, logs_to_stderr
-
-EX_DATA = 65
+from service.exit_codes import EX_DATAERR
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,12 +43,12 @@ def handler(args: argparse.Namespace) -> int:
     database = state_path(resolve_state_dir(args.state_dir, config), args.account)
     if not database.exists():
         print(f"error: {database}: no database for account {args.account!r}", file=sys.stderr)
-        return EX_DATA
+        return EX_DATAERR
     try:
         report = replay_update(database, config, args.seq, select_backend(args.backend))
     except ReplayError as error:
         print(f"error: {error}", file=sys.stderr)
-        return EX_DATA
+        return EX_DATAERR
     emit(report, args, lambda r: _verdict(args, r))
     return 0 if report["identical"] else 1
 

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from service.commands.output import config_or_explain
-
-EX_USAGE, EX_DATA, EX_NOINPUT, EX_CANTCREAT, EX_CONFIG = 64, 65, 66, 73, 78
+from service.exit_codes import EX_CANTCREAT, EX_CONFIG, EX_DATAERR, EX_NOINPUT, EX_USAGE
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -86,7 +85,7 @@ def _chart_data(account: str, database: Path) -> dict[str, Any] | int:
     except READ_ERRORS as error:  # the file, SQLite, a malformed value: say which
         print(f"error: {database}: cannot read account {account!r}'s history ({error}); "
               "check the file, or restore it from a backup", file=sys.stderr)
-        return EX_DATA
+        return EX_DATAERR
 
 
 def _write(data: dict[str, Any], out: Path | None, say: TextIO) -> int:

@@ -26,8 +26,8 @@ from service.commands.output import (
     emit,
     logs_to_stderr,
 )
+from service.exit_codes import EX_CONFIG
 
-EX_CONFIG = 78  # service.exit_codes.EX_CONFIG: the configuration is invalid
 MASK = "[MASKED]"
 SECRET_NAME = re.compile(r"secret|passw|token|credential|api_?key|key_id|private|auth|signature",
                          re.IGNORECASE)  # fmt: skip

@@ -13,9 +13,9 @@ import sys
 from typing import Any
 
 from service.commands.output import add_output_flags, emit, logs_to_stderr
+from service.exit_codes import EX_UNAVAILABLE
 
 EX_FAILED = 1  # a check failed: the adapter's results are not identical to the reference
-EX_UNAVAILABLE = 69  # no usable adapter (sysexits EX_UNAVAILABLE)
 
 WINDOWS = (100, 1000, 4000)
 QUICK_WINDOWS = (100, 1000)

@@ -93,14 +93,21 @@ def read_instrument_history(database: Path) -> list[InstrumentPoint]:
     ]
 
 
+ORDER_COLUMNS = ("client_order_id, seq, symbol, side, qty, status, filled_qty, "
+                 "filled_avg_price")  # an OrderRow, in order (order_of)
+
+
+def order_of(row: tuple[Any, ...]) -> OrderRow:
+    c, s, sym, side, q, st, f, p = row
+    return OrderRow(str(c), int(s), str(sym), str(side), float(q), str(st), float(f),
+                    None if p is None else float(p))
+
+
 def read_orders(database: Path, limit: int | None = None) -> list[OrderRow]:
     """The account's orders, newest first (all of them, or the `limit` newest)."""
-    query = ("SELECT client_order_id, seq, symbol, side, qty, status, filled_qty, "
-             "filled_avg_price FROM intents ORDER BY seq DESC, client_order_id DESC")
+    query = f"SELECT {ORDER_COLUMNS} FROM intents ORDER BY seq DESC, client_order_id DESC"
     rows = _read(database, query + ("" if limit is None else f" LIMIT {int(limit)}"))
-    return [OrderRow(str(c), int(s), str(sym), str(side), float(q), str(st), float(f),
-                     None if p is None else float(p))
-            for c, s, sym, side, q, st, f, p in rows]
+    return [order_of(row) for row in rows]
 
 
 def _read(database: Path, query: str) -> list[tuple[Any, ...]]:

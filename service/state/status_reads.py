@@ -18,6 +18,7 @@ from typing import Any
 
 from service.state import schema
 from service.state.errors import StateError, UnusableStateError
+from service.state.history import ORDER_COLUMNS, OrderRow, order_of
 from service.state.sqlite_open import open_sqlite
 from service.types import OrderStatus
 
@@ -63,19 +64,6 @@ class Holding:
 
 
 @dataclass(frozen=True)
-class OpenOrder:
-    """An order intent whose fate is not final yet."""
-
-    client_order_id: str
-    seq: int
-    symbol: str
-    side: str
-    qty: float
-    status: str
-    filled_qty: float
-
-
-@dataclass(frozen=True)
 class EquityMark:
     """The account's equity at one update; `unrealised` is the open positions' gain then
     (None where that checkpoint is pruned and the account was not flat)."""
@@ -114,7 +102,7 @@ class Snapshot:
     open_intents: int
     warming: tuple[Warming, ...] = ()  # instruments still gathering a window of bars
     positions: tuple[Holding, ...] | None = None  # None: written before they were recorded
-    open_orders: tuple[OpenOrder, ...] = ()
+    open_orders: tuple[OrderRow, ...] = ()
     first: EquityMark | None = None  # the first update on record
     day_base: EquityMark | None = None  # the last update before the last bar's day
 
@@ -233,14 +221,13 @@ def _open_intents(conn: sqlite3.Connection) -> int:
     return int(conn.execute(query, _FINAL).fetchone()[0])
 
 
-def _open_orders(conn: sqlite3.Connection) -> tuple[OpenOrder, ...]:
+def _open_orders(conn: sqlite3.Connection) -> tuple[OrderRow, ...]:
     marks = ",".join("?" * len(_FINAL))
     rows = conn.execute(
-        "SELECT client_order_id, seq, symbol, side, qty, status, filled_qty FROM intents "
+        f"SELECT {ORDER_COLUMNS} FROM intents "
         f"WHERE status NOT IN ({marks}) ORDER BY seq, client_order_id LIMIT ?",
         (*_FINAL, OPEN_ORDERS_SHOWN))
-    return tuple(OpenOrder(str(c), int(s), str(sym), str(side), float(q), str(st), float(f))
-                 for c, s, sym, side, q, st, f in rows)
+    return tuple(order_of(row) for row in rows)
 
 
 # -- equity marks for the P&L -----------------------------------------------------------------

@@ -4,37 +4,14 @@ reason; the run ends cleanly when the data does."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 from conftest import DaemonProcess
+from csv_bars import csv_settings, write_walk
 
-START = datetime(2025, 3, 3, 14, 30, tzinfo=UTC)
 ROWS = 150
 
-SETTINGS = """
-instruments_file = "instruments.toml"
-
-[[accounts]]
-name = "alpha"
-
-[market]
-kind = "csv"
-interval = "1m"
-
-[market.csv]
-directory = "bars"
-
-[clock]
-mode = "fast"
-
-[model]
-window = 128
-
-[logging]
-format = "json"
-"""
+SETTINGS = csv_settings(window=128)
 
 INSTRUMENTS = """
 [accounts.alpha]
@@ -43,14 +20,7 @@ symbols = ["SPY", "QQQ"]
 
 
 def write_bars(path: Path, seed: int) -> list[str]:
-    rng = np.random.default_rng(seed)
-    closes = 100.0 * np.exp(np.cumsum(rng.normal(0.0, 0.001, ROWS)))
-    lines = ["time,open,high,low,close,volume"]
-    for i, close in enumerate(closes):
-        t = (START + i * timedelta(minutes=1)).isoformat().replace("+00:00", "Z")
-        lines.append(f"{t},{close:.4f},{close * 1.001:.4f},{close * 0.999:.4f},{close:.4f},1000")
-    path.write_text("\n".join(lines) + "\n")
-    return lines
+    return write_walk(path, seed, ROWS)
 
 
 def test_a_csv_replay_skips_bad_rows_and_ends_with_the_data(

@@ -10,46 +10,21 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from browser import PLOTS_JS, check_plots, chromium, watch
+from csv_bars import csv_settings, write_walk
 
 from service.cli import main
 from service.state.history import read_equity_history, read_orders
 from service.web.assets import PAGE_NOTICES, PAGE_SCRIPTS, PAGE_STYLES, asset_text
 
 ROOT = Path(__file__).resolve().parents[2]
-START = datetime(2025, 3, 3, 14, 30, tzinfo=UTC)
 ROWS = 40  # with a window of 32: a handful of updates, a few seconds
-SETTINGS = """
-instruments_file = "instruments.toml"
-
-[[accounts]]
-name = "alpha"
-
-[market]
-kind = "csv"
-interval = "1m"
-
-[market.csv]
-directory = "bars"
-
-[clock]
-mode = "fast"
-
-[model]
-window = 32
-chains = 4
-backend = "numpy"
-extend_max = 0
-
-[logging]
-format = "json"
-"""
+SETTINGS = csv_settings(window=32, model='chains = 4\nbackend = "numpy"\nextend_max = 0\n')
 FIGURES = {"total_return", "cagr", "sharpe", "sortino", "max_drawdown", "max_drawdown_peak",
            "max_drawdown_trough", "max_drawdown_recovery", "turnover", "costs", "trades",
            "hit_rate"}  # fmt: skip
@@ -66,14 +41,7 @@ class Backtest:
 
 
 def write_bars(path: Path, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    closes = 100.0 * np.exp(np.cumsum(rng.normal(0.0, 0.001, ROWS)))
-    lines = ["time,open,high,low,close,volume"] + [
-        f"{(START + i * timedelta(minutes=1)).isoformat()},{c:.4f},{c * 1.001:.4f},"
-        f"{c * 0.999:.4f},{c:.4f},1000"
-        for i, c in enumerate(closes)
-    ]
-    path.write_text("\n".join(lines) + "\n")
+    write_walk(path, seed, ROWS)
 
 
 @pytest.fixture(scope="module")

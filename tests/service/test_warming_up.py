@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import structlog
+from csv_bars import START, csv_settings
 
 from gpu_backend import select_backend
 from service.config_loader import load_config
@@ -17,29 +18,8 @@ from service.status.render import render_text
 from service.worker import assembly
 from service.worker.trader import BarCursor, Trader
 
-START = datetime(2025, 3, 3, 14, 30, tzinfo=UTC)
 WINDOW = 32
-SETTINGS = f"""
-instruments_file = "instruments.toml"
-
-[[accounts]]
-name = "alpha"
-
-[market]
-kind = "csv"
-interval = "1m"
-
-[market.csv]
-directory = "bars"
-
-[clock]
-mode = "fast"
-
-[model]
-window = {WINDOW}
-chains = 2
-backend = "numpy"
-"""
+SETTINGS = csv_settings(window=WINDOW, model='chains = 2\nbackend = "numpy"\n')
 
 
 def write_bars(path: Path, minutes: range) -> None:
