@@ -3,11 +3,18 @@
 Create it in the process that uses it (workers are spawned, never forked after wgpu is
 initialised: the child hangs, WGPU.md). Asynchronous GPU errors only reach the `wgpu`
 logger; `ErrorLog` collects them so a call can fail loudly instead of returning garbage.
+Before the first adapter request the process gets an XDG_RUNTIME_DIR if it has none
+(`ensure_runtime_dir`): the drivers print an error without one.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import logging
+import os
+import tempfile
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,8 +93,40 @@ def _info(adapter: Any, features: frozenset[str]) -> DeviceInfo:
     )
 
 
+def ensure_runtime_dir(env: MutableMapping[str, str]) -> str | None:
+    """Set XDG_RUNTIME_DIR in `env` when it is unset or empty; the directory set, or None.
+
+    Mesa's Vulkan device-select layer asks libwayland for a display while the adapters are
+    enumerated, and libwayland prints "error: XDG_RUNTIME_DIR is invalid or not set in the
+    environment." when there is none (a systemd service without RuntimeDirectory=, cron, a
+    container). A value already there is the user's and is kept; systemd's
+    $RUNTIME_DIRECTORY is taken when there is one, else a new private (0700) folder, removed
+    at exit if still empty."""
+    if env.get("XDG_RUNTIME_DIR"):
+        return None
+    runtime = env.get("RUNTIME_DIRECTORY", "").split(":")[0] or _private_dir()
+    if runtime:
+        env["XDG_RUNTIME_DIR"] = runtime
+    return runtime or None
+
+
+def _private_dir() -> str:
+    try:
+        made = tempfile.mkdtemp(prefix="regime-trader-runtime-")
+    except OSError:  # no writable temporary folder: the drivers' complaint is only noise
+        return ""
+    atexit.register(_remove_if_empty, made)
+    return made
+
+
+def _remove_if_empty(path: str) -> None:
+    with contextlib.suppress(OSError):  # something put a file there, or it is gone: leave it
+        os.rmdir(path)
+
+
 def open_device() -> Device:
     """The best adapter's device with the features we use; GpuUnavailableError if there is none."""
+    ensure_runtime_dir(os.environ)  # before the Vulkan loader reads it
     try:
         import wgpu  # noqa: PLC0415 - heavy; only processes that use the GPU pay for it
 

@@ -9,13 +9,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from service import __version__, lazy_log
+from service import lazy_log
 from service.commands import register_all
 from service.config_loader import ConfigError, LoadedConfig, load_config
 from service.exit_codes import EX_CONFIG, EX_TEMPFAIL
 from service.settings_ops import parse_listen, refuse_remote
 from service.state.errors import StateError, UnusableStateError
 from service.state_dir import resolve_state_dir
+from service.version import VersionAction
 
 log = lazy_log.get_logger("service.cli")  # structlog loads on the first event
 
@@ -33,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser(tools: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="regime-trader", description=__doc__)
-    parser.add_argument("--version", action="version", version=__version__)
+    parser.add_argument("--version", action=VersionAction)  # package metadata, when asked
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="run the daemon in the foreground")

@@ -12,6 +12,7 @@ import os
 import stat
 import tomllib
 from dataclasses import dataclass, replace
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,8 +21,6 @@ from pydantic import BaseModel, ValidationError
 from service.instruments import InstrumentsFile
 from service.settings import ServiceSettings
 
-# The shipped embedded default lives in the checkout's config/ folder.
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config" / "service.toml"
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 # Our files nest three levels (market.alpaca.replay_start); anything far deeper is not one
 # of ours, and the limit keeps every later step (validation, hashing) off deep recursion.
@@ -37,6 +36,17 @@ _FILE_KINDS = {
 }
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def default_config_path() -> Path:
+    """The embedded default as a file on disk (the reloader watches the instruments file
+    beside it); ConfigError when the package is not on a filesystem (a zip import)."""
+    default = files("service").joinpath("defaults", "service.toml")
+    if isinstance(default, Path):
+        return default
+    raise ConfigError([ConfigProblem(str(default), "--config", (
+        "the embedded default is inside an archive, not a file on disk, and the daemon "
+        "watches the instruments file beside it: pass --config PATH/service.toml"))])
 
 
 @dataclass(frozen=True)
@@ -83,7 +93,7 @@ class LoadedConfig:
 
 
 def load_config(path: Path | None = None) -> LoadedConfig:
-    given = Path(os.path.abspath(path or DEFAULT_CONFIG))  # errors name the path given
+    given = Path(os.path.abspath(path or default_config_path()))  # errors name the path given
     settings = parse_model(given, ServiceSettings)
     settings_path = Path(os.path.realpath(given))
     instruments_path = resolve_beside(settings_path, settings.instruments_file)

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"  # the repository root config/
+from service.config_loader import default_config_path
+
 RSS_GROWTH_LIMIT = 0.05
 
 
@@ -85,8 +86,9 @@ class _LogReader:
 
 def prepare(folder: Path, clock_mode: str = "fast") -> Path:
     """The embedded default, copied into `folder`, with the clock switched to `clock_mode`."""
-    shutil.copy(CONFIG_DIR / "instruments.toml", folder / "instruments.toml")
-    text = (CONFIG_DIR / "service.toml").read_text()
+    default = default_config_path()
+    shutil.copy(default.with_name("instruments.toml"), folder / "instruments.toml")
+    text = default.read_text()
     text = text.replace('mode = "paced"', f'mode = "{clock_mode}"', 1)
     text = text.replace('format = "auto"', 'format = "json"', 1)
     (folder / "service.toml").write_text(text)

@@ -7,11 +7,13 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from service.config_loader import DEFAULT_CONFIG, MAX_CONFIG_BYTES, ConfigError, load_config
+from service import config_loader
+from service.config_loader import MAX_CONFIG_BYTES, ConfigError, default_config_path, load_config
 from service.exit_codes import EX_CONFIG
 
 INSTRUMENTS = """
@@ -32,17 +34,30 @@ def write_config(tmp_path: Path, settings: str = SETTINGS, instruments: str = IN
     return path
 
 
-def problems(path: Path) -> list[str]:
+def problems(path: Path | None) -> list[str]:
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     return [str(p) for p in caught.value.problems]
 
 
 def test_the_shipped_default_is_valid_with_two_accounts_of_eight_instruments() -> None:
-    config = load_config(DEFAULT_CONFIG)
+    config = load_config()
+    assert config.settings_path == default_config_path().resolve()
+    assert config.settings_path.parent.name == "defaults"  # inside the package, not config/
     assert config.settings.account_names == ("alpha", "beta")
     assert all(len(config.instruments.symbols(a)) == 8 for a in ("alpha", "beta"))
     assert config.settings.broker.kind == "sim" and config.settings.market.kind == "synthetic"
+
+
+def test_an_embedded_default_inside_a_zip_asks_for_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = tmp_path / "service.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("service/defaults/service.toml", SETTINGS)
+    monkeypatch.setattr(config_loader, "files", lambda _: zipfile.Path(archive, "service/"))
+    [message] = problems(None)
+    assert "--config" in message and "not a file on disk" in message
 
 
 def test_the_config_hash_is_stable_and_changes_with_the_instruments(tmp_path: Path) -> None:

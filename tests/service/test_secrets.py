@@ -1,15 +1,20 @@
-"""API keys: from the environment or an owner-only key file; never in a log line."""
+"""API keys: from the environment, a systemd credential or an owner-only key file, in that
+order; never in a log line."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import re
+import struct
 from pathlib import Path
 
 import pytest
 import structlog
 
 from service.logs import REDACTED, configure_logging
-from service.secrets import SecretsError, load_keys
+from service.secrets import SecretsError, credential_name, load_keys
 
 KEY_ID, SECRET = "PKLEAKTEST000000001", "leak-test-secret-value-01"
 
@@ -44,10 +49,102 @@ def test_a_key_file_others_can_read_is_refused_with_the_fix(tmp_path: Path) -> N
         load_keys("alpha", tmp_path, {})
 
 
-def test_no_keys_anywhere_says_both_ways_to_provide_them(tmp_path: Path) -> None:
-    with pytest.raises(SecretsError, match=r"REGIME_TRADER_ALPHA_KEY_ID.*key_dir"):
+def test_no_keys_anywhere_says_where_each_place_was_looked_at(tmp_path: Path) -> None:
+    with pytest.raises(SecretsError, match=r"REGIME_TRADER_ALPHA_KEY_ID.*"
+                       r"\$CREDENTIALS_DIRECTORY unset.*broker.alpaca.key_dir unset"):
         load_keys("alpha", None, {})
-    with pytest.raises(SecretsError, match="cannot read the key file"):
+    creds, keys = tmp_path / "creds", tmp_path / "keys"
+    with pytest.raises(SecretsError) as caught:
+        load_keys("alpha", keys, {"CREDENTIALS_DIRECTORY": str(creds)})
+    assert f"{creds / 'keys_alpha.toml'}: absent" in str(caught.value)
+    assert f"{keys / 'alpha.toml'}: absent" in str(caught.value)
+
+
+# --- credentials: systemd's LoadCredential=keys:/etc/regime-trader/credentials puts the
+# folder's alpha.toml in $CREDENTIALS_DIRECTORY as keys_alpha.toml, mode 0400, owned by the
+# service's user (ramfs) or by root with an ACL granting the user read (tmpfs).
+
+
+def credential(folder: Path, mode: int = 0o400, account: str = "alpha") -> Path:
+    folder.mkdir(exist_ok=True)
+    path = folder / credential_name(account)
+    path.write_text(f'key_id = "{KEY_ID}"\nsecret = "{SECRET}"\n')
+    path.chmod(mode)
+    return path
+
+
+def grant_read(path: Path, uid: int) -> None:
+    """An access ACL as systemd writes one: owner r, user:UID r, group none, mask r, other
+    none (the mode then reads 0440: the mask shows in the group bits)."""
+    entries = [(0x01, 4, 0xFFFFFFFF), (0x02, 4, uid), (0x04, 0, 0xFFFFFFFF),
+               (0x10, 4, 0xFFFFFFFF), (0x20, 0, 0xFFFFFFFF)]
+    acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+    try:
+        os.setxattr(path, "system.posix_acl_access", acl)
+    except OSError as error:
+        if error.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            pytest.skip(f"{path.parent}: this filesystem has no POSIX ACLs")
+        raise
+
+
+def test_keys_come_from_the_credentials_directory_systemd_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    credential(tmp_path / "creds")
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path / "creds"))
+    for name in ("REGIME_TRADER_ALPHA_KEY_ID", "REGIME_TRADER_ALPHA_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    keys = load_keys("alpha", None)  # the process's own environment
+    assert (keys.key_id, keys.secret) == (KEY_ID, SECRET)
+
+
+def test_the_environment_wins_over_a_credential_which_wins_over_the_key_dir(
+    tmp_path: Path,
+) -> None:
+    credential(tmp_path / "creds")
+    key_file(tmp_path, 0o600, 'key_id = "PKFROMKEYDIR0000001"\nsecret = "from-the-key-dir-0001"\n')
+    env = {"CREDENTIALS_DIRECTORY": str(tmp_path / "creds")}
+    assert load_keys("alpha", tmp_path, env).key_id == KEY_ID
+    env |= {"REGIME_TRADER_ALPHA_KEY_ID": "PKFROMENV000000001",
+            "REGIME_TRADER_ALPHA_SECRET": "from-the-environment-01"}
+    assert load_keys("alpha", tmp_path, env).key_id == "PKFROMENV000000001"
+    with pytest.raises(SecretsError, match=r"keys_beta\.toml: absent"):
+        load_keys("beta", None, env)
+
+
+def test_a_credential_readable_through_an_acl_by_this_user_alone_is_read(tmp_path: Path) -> None:
+    path = credential(tmp_path / "creds")
+    grant_read(path, os.getuid())
+    assert (path.stat().st_mode & 0o777) == 0o440  # the mask, in the group bits
+    assert load_keys("alpha", None, {"CREDENTIALS_DIRECTORY": str(path.parent)}).secret == SECRET
+
+
+def test_a_credential_the_acl_shares_with_another_user_is_refused(tmp_path: Path) -> None:
+    path = credential(tmp_path / "creds")
+    grant_read(path, os.getuid() + 1)
+    with pytest.raises(SecretsError, match=r"readable by others \(mode 0440\)"):
+        load_keys("alpha", None, {"CREDENTIALS_DIRECTORY": str(path.parent)})
+
+
+@pytest.mark.parametrize("mode", [0o440, 0o404, 0o644])
+def test_a_credential_its_group_or_others_can_read_is_refused(tmp_path: Path, mode: int) -> None:
+    path = credential(tmp_path / "creds", mode)
+    with pytest.raises(SecretsError, match=re.escape(f"chmod 400 {path}")):
+        load_keys("alpha", None, {"CREDENTIALS_DIRECTORY": str(path.parent)})
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="only root can give a file away")
+def test_a_credential_owned_by_another_user_is_refused(tmp_path: Path) -> None:
+    path = credential(tmp_path / "creds")
+    os.chown(path, 54321, -1)
+    with pytest.raises(SecretsError, match="owned by uid 54321, neither"):
+        load_keys("alpha", None, {"CREDENTIALS_DIRECTORY": str(path.parent)})
+
+
+def test_the_acl_leniency_is_for_credentials_only_not_the_key_dir(tmp_path: Path) -> None:
+    path = key_file(tmp_path, 0o400)
+    grant_read(path, os.getuid())
+    with pytest.raises(SecretsError, match=re.escape(f"chmod 600 {path}")):
         load_keys("alpha", tmp_path, {})
 
 
