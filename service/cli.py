@@ -52,10 +52,12 @@ def _parser(tools: bool = True) -> argparse.ArgumentParser:
         help="serve the dashboard, /metrics, /healthz and /api/status on HOST:PORT "
         "(overrides [http] listen; loopback unless [http] allow_remote = true)",
     )
+    _shard_arg(run)
     run.set_defaults(handler=cmd_run)
 
     check = commands.add_parser("check-config", help="validate the configuration; exit 0 or 78")
     _config_arg(check)
+    _shard_arg(check)
     check.set_defaults(handler=cmd_check_config)
 
     status = commands.add_parser(
@@ -76,6 +78,11 @@ def _config_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, help="service.toml (default: the embedded default)")
 
 
+def _shard_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shard", metavar="I/N", help="only the accounts of shard I of N, "
+                        "counted from 0 (overrides `shard`; docs/scaling.md)")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     # Imported here: numpy and the worker stack are needed by `run` alone.
     from service.reports.backtest import summarise_backtest  # noqa: PLC0415
@@ -85,8 +92,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from service.worker.fault_points import FaultSpecError, faults_from_env  # noqa: PLC0415
 
     config = _http_or_report(_load_or_report(args.config), args.http)
+    config = _shard_or_report(config, args.shard)
     if config is None:
         return EX_CONFIG
+    announce_shard(config)
     state_dir = resolve_state_dir(args.state_dir, config)
     try:
         faults = faults_from_env(dict(os.environ))
@@ -97,6 +106,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         with hold_state_lock(state_dir):  # one daemon per state directory
             supervisor = Supervisor(config, state_dir, args.stop_after, faults)
+            supervisor.runtime.shard = config.settings.shard  # for `status`: whose accounts
             code = supervisor.run()
         summarise_backtest(config, state_dir, code, signalled=supervisor.stopping)
         return code
@@ -114,13 +124,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:
-    config = _load_or_report(args.config)
+    config = _shard_or_report(_load_or_report(args.config), args.shard)
     if config is None:
         return EX_CONFIG
     log.info(
         "config.valid",
         config_hash=config.config_hash,
-        accounts=list(config.settings.account_names),
+        accounts=list(config.shard_accounts),
+        shard=config.settings.shard,
         settings=str(config.settings_path),
         instruments=str(config.instruments_path),
     )
@@ -170,6 +181,47 @@ def _http_or_report(config: LoadedConfig | None, listen: str | None) -> LoadedCo
         return None
 
 
+def _shard_or_report(config: LoadedConfig | None, shard: str | None) -> LoadedConfig | None:
+    """The configuration with `--shard I/N` applied, or None, the refusal logged: a shard
+    that cannot be, or one with no account to run (each shard runs one at least, as the
+    instruments file must list one)."""
+    if config is None:
+        return None
+    try:
+        config = config.with_shard(shard)
+    except ValueError as error:  # ShardError: not I/N, or I not below N
+        _rejected(f"--shard {shard}: {error}")
+        return None
+    if config.shard is not None and not config.active_accounts:
+        _rejected(empty_shard(config))
+        return None
+    return config
+
+
+def empty_shard(config: LoadedConfig) -> str:
+    """Why a shard with no account to run is refused, and what to do."""
+    mine = config.shard_accounts
+    held = f"its accounts ({', '.join(mine)}) have no instruments" if mine else (
+        f"none of the {len(config.settings.accounts)} accounts falls in it")
+    return (f"shard {config.settings.shard}: {held}; `regime-trader shards --count N` shows "
+            "each shard's accounts: run fewer shards, or give its accounts instruments")
+
+
+def _rejected(message: str) -> None:
+    log.error("config.rejected", errors=[message])
+    print(f"error: {message}", file=sys.stderr)
+
+
+def announce_shard(config: LoadedConfig) -> None:
+    """With a shard, which accounts it runs (the rest are other shards')."""
+    if config.shard is None:
+        return
+    log.info("shard.accounts", shard=config.settings.shard, accounts=list(config.active_accounts),
+             without_instruments=[a for a in config.shard_accounts
+                                  if a not in config.active_accounts],
+             skipped=len(config.settings.accounts) - len(config.shard_accounts))
+
+
 def with_http(config: LoadedConfig, listen: str | None) -> LoadedConfig:
     """`run --http ADDR` in place of [http] listen, under the same rules: ValueError names
     what is wrong (not HOST:PORT; not loopback while allow_remote is false)."""
@@ -191,7 +243,7 @@ def check_keys(config: LoadedConfig) -> None:
     from service.secrets import load_keys  # noqa: PLC0415
     from service.worker.assembly import key_dir  # noqa: PLC0415 - the worker stack, run only
 
-    for account in config.settings.account_names:
+    for account in config.shard_accounts:  # another shard's keys may be elsewhere
         load_keys(account, key_dir(config))
 
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from service.instruments import InstrumentsFile
 from service.settings import ServiceSettings
+from service.sharding import Shard, in_shard, parse_shard
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 # Our files nest three levels (market.alpaca.replay_start); anything far deeper is not one
@@ -80,10 +81,30 @@ class LoadedConfig:
         """The same settings with a new, already validated, instruments file."""
         return replace(self, instruments=instruments, instruments_hash=content_hash(instruments))
 
+    def with_shard(self, shard: str | None) -> LoadedConfig:
+        """The same configuration run as shard `shard` ("I/N", `run --shard`; None keeps
+        the settings' own). ShardError (a ValueError) says what is wrong with it."""
+        if shard is None:
+            return self
+        update = {"shard": str(parse_shard(shard))}
+        return replace(self, settings=self.settings.model_copy(update=update))
+
+    @property
+    def shard(self) -> Shard | None:
+        """The shard this daemon runs (None: every account): service/sharding.py."""
+        text = self.settings.shard
+        return None if text is None else parse_shard(text)
+
+    @property
+    def shard_accounts(self) -> tuple[str, ...]:
+        """The settings' accounts in this daemon's shard (all without one), in their order."""
+        return in_shard(self.settings.account_names, self.shard)
+
     @property
     def active_accounts(self) -> tuple[str, ...]:
-        """Accounts that have instruments, in the settings' order: each gets a worker."""
-        return tuple(a for a in self.settings.account_names if a in self.instruments.accounts)
+        """This shard's accounts that have instruments, in the settings' order: each gets a
+        worker, at start and when a reload gives it instruments."""
+        return tuple(a for a in self.shard_accounts if a in self.instruments.accounts)
 
     @property
     def config_hash(self) -> str:

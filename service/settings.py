@@ -29,6 +29,7 @@ from service.settings_ops import (
     LoggingSettings,
     SupervisionSettings,
 )
+from service.sharding import normalise_shard
 
 # fullmatch, not match with `$`: `$` also matches before a final newline ("alpha\n").
 ACCOUNT_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,15}")
@@ -234,6 +235,8 @@ class ServiceSettings(Frozen):
     accounts: tuple[AccountSettings, ...] = Field(min_length=1, max_length=1000, strict=False)
     instruments_file: ConfigPath = Path("instruments.toml")
     state_dir: ConfigPath | None = None
+    # "I/N": only the accounts of shard I of N (docs/scaling.md); `run --shard` wins.
+    shard: Annotated[str, AfterValidator(normalise_shard)] | None = None
     market: MarketSettings = MarketSettings()
     clock: ClockSettings = ClockSettings()
     broker: BrokerSettings = BrokerSettings()

@@ -43,6 +43,12 @@ class SupervisionSettings(Frozen):
     # restart the whole tree.
     global_intensity: int = Field(default=20, ge=1, le=MAX_COUNT)
     global_period_s: float = Field(default=300.0, gt=0.0, le=DAY_S)
+    # One account, one host (service/worker/twin_guard.py): a worker does not start while
+    # the broker holds an order of this account from another state database submitted
+    # within this many seconds (0: not looked for). 300 s is five 1-minute bars: a twin
+    # that traded at any of its last five bar closes is seen, and a database moved aside
+    # on this host holds its account back for at most five minutes after its last order.
+    twin_window_s: float = Field(default=300.0, ge=0.0, le=DAY_S)
 
 
 class HttpEndpointSettings(Frozen):

@@ -7,29 +7,37 @@ submit: alpaca-py's or a proxy's retry of an order that was in fact accepted) is
 resolved at once by `get_order_by_client_id`: found -> adopt it; 404 -> send the same id
 again (at most `submit_attempts` sends); unreachable -> stay UNKNOWN for the trader to
 resolve at its next update. Only an explicit 4xx refusal is a rejection.
+
+`recent_orders` pages GET /v2/orders (status=all, after, newest first) backwards with
+`until`, which is exclusive: each next page ends one microsecond after the oldest order
+seen, so orders sharing that time come again (kept once, by id) rather than being lost.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import structlog
 
 from service.alpaca.client import AlpacaClient, AlpacaHttpError, AlpacaTransportError
 from service.alpaca.mapping import (
     order_to_outcome,
+    placed_from_alpaca,
     side_to_alpaca,
     snapshot_from_alpaca,
     time_from_alpaca,
 )
-from service.broker.base import BrokerError
+from service.broker.base import BrokerError, PlacedOrder
 from service.types import BrokerSnapshot, OrderIntent, OrderOutcome, OrderStatus
 
 log = structlog.get_logger("service.broker")
 
 DUPLICATE_ID_CODE = 40010001
 _UNREACHABLE = object()
+ORDERS_PAGE = 500  # Alpaca's largest page of GET /v2/orders
+ORDERS_PAGES = 10  # recent_orders lists about the newest 5,000 at most (4,991)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 def is_duplicate_id(error: AlpacaHttpError) -> bool:
@@ -88,6 +96,19 @@ class AlpacaBroker:
     def lookup(self, client_order_id: str) -> OrderOutcome | None:
         order = self._client.order_by_client_id(client_order_id)
         return None if order is None else order_to_outcome(order)
+
+    def recent_orders(self, since: datetime) -> tuple[PlacedOrder, ...]:
+        found: dict[str, PlacedOrder] = {}  # by Alpaca's order id
+        until: datetime | None = None
+        for _ in range(ORDERS_PAGES):
+            page = self._client.orders_submitted(since, until, ORDERS_PAGE)
+            fresh = {str(o["id"]): placed_from_alpaca(o) for o in page
+                     if str(o["id"]) not in found}
+            found.update(fresh)
+            if len(page) < ORDERS_PAGE or not fresh:
+                break
+            until = min(o.submitted_at for o in fresh.values()) + _MICROSECOND
+        return tuple(sorted(found.values(), key=lambda o: o.submitted_at, reverse=True))
 
     def cancel(self, broker_order_id: str) -> None:
         try:

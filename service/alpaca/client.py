@@ -157,6 +157,14 @@ class AlpacaClient:
         request = GetOrdersRequest(status=QueryOrderStatus.OPEN, limit=500)
         return self._read("GET /v2/orders", lambda: self._trading.get_orders(request))
 
+    def orders_submitted(self, after: datetime, until: datetime | None, limit: int) -> list[Json]:
+        """One page: the orders of any status submitted inside (after, until), newest
+        first, at most `limit` (Alpaca's largest page is 500)."""
+        request = GetOrdersRequest(status=QueryOrderStatus.ALL, after=after, until=until,
+                                   limit=limit, direction=Sort.DESC)
+        what = f"GET /v2/orders status=all after {after.isoformat()}"
+        return self._read(what, lambda: self._trading.get_orders(request))
+
     def clock(self) -> Json:
         return self._read("GET /v2/clock", self._trading.get_clock)
 

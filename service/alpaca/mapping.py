@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from service.broker.base import PlacedOrder
 from service.types import Bar, BrokerSnapshot, OrderOutcome, OrderStatus, Position, Side, utc
 
 Json = dict[str, Any]
@@ -169,6 +170,22 @@ def outcome_to_order(outcome: OrderOutcome, qty: float) -> Json:
         "filled_avg_price": None if outcome.filled_avg_price is None
         else f"{outcome.filled_avg_price:g}",
     }
+
+
+def placed_from_alpaca(order: Json) -> PlacedOrder:
+    """Who placed an order and when: `submitted_at` (`created_at` where Alpaca sends none)."""
+    when = order.get("submitted_at") or order.get("created_at")
+    if not when:
+        raise MappingError(f"order {order.get('id')!r} has neither submitted_at nor created_at")
+    return PlacedOrder(str(order["client_order_id"]), time_from_alpaca(str(when)),
+                       order.get("symbol"))
+
+
+def placed_to_alpaca(placed: PlacedOrder) -> Json:
+    """The fields of Alpaca's order JSON that `placed_from_alpaca` reads."""
+    when = time_to_alpaca(placed.submitted_at)
+    return {"client_order_id": placed.client_order_id, "submitted_at": when,
+            "created_at": when, "symbol": placed.symbol}
 
 
 # -- positions and the account -------------------------------------------------------------

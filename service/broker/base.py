@@ -6,6 +6,8 @@ Submission is idempotent by client_order_id. An order whose fate we cannot tell 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from service.types import BrokerSnapshot, OrderIntent, OrderOutcome
@@ -18,6 +20,17 @@ class BrokerError(Exception):
 class BrokerAuthError(BrokerError):
     """The broker refused the account's keys (HTTP 401/403): retrying cannot help, a
     person must fix the keys."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedOrder:
+    """An order the account holds, of any status, as `recent_orders` lists it: enough to
+    tell who placed it (its client_order_id) and when (aware UTC, by the broker's clock;
+    the simulated broker's is market time)."""
+
+    client_order_id: str
+    submitted_at: datetime
+    symbol: str | None = None
 
 
 class Broker(Protocol):
@@ -33,6 +46,12 @@ class Broker(Protocol):
 
     def lookup(self, client_order_id: str) -> OrderOutcome | None:
         """The broker's record of this order, or None when it has none."""
+        ...
+
+    def recent_orders(self, since: datetime) -> tuple[PlacedOrder, ...]:
+        """The account's orders of any status submitted after `since`, newest first (an
+        implementation may bound how many: then the newest). A transport failure raises
+        BrokerError, as every read does."""
         ...
 
     def cancel(self, broker_order_id: str) -> None:

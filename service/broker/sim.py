@@ -21,6 +21,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from service.broker.base import PlacedOrder
 from service.broker.sim_account import SimAccount
 from service.market.base import MarketDataError, MarketFeed
 from service.types import (
@@ -101,6 +102,12 @@ class SimBroker:
     def lookup(self, client_order_id: str) -> OrderOutcome | None:
         self._settle()
         return self._account.stored(client_order_id)
+
+    def recent_orders(self, since: datetime) -> tuple[PlacedOrder, ...]:
+        """Submission times are market time (the bar in hand when each was sent)."""
+        rows = self._account.submitted_since(utc(since))
+        return tuple(PlacedOrder(r["client_order_id"], datetime.fromisoformat(r["submitted_at"]),
+                                 r["symbol"]) for r in rows)
 
     def cancel(self, broker_order_id: str) -> None:
         self._settle()

@@ -112,6 +112,16 @@ class SimAccount:
         ).fetchone()
         return _outcome(row) if row is not None else None
 
+    def submitted_since(self, since: datetime) -> list[sqlite3.Row]:
+        """client_order_id, symbol, submitted_at of the orders submitted after `since`,
+        newest first. Every stored time is UTC `isoformat()` (with a fraction only when it
+        has microseconds, and '+' sorts before '.'), so text order is time order."""
+        return self._db.execute(
+            "SELECT client_order_id, symbol, submitted_at FROM orders WHERE submitted_at > ? "
+            "ORDER BY submitted_at DESC, seq DESC",
+            (since.isoformat(),),
+        ).fetchall()
+
     def add_order(
         self, intent: OrderIntent, status: OrderStatus, now: datetime, reason: str | None
     ) -> None:

@@ -12,7 +12,7 @@ import importlib
 
 MODULES: tuple[str, ...] = (
     "verify_gpu", "fit", "bench", "prove", "replay", "report", "show_config",
-    "control",
+    "control", "shards",
 )
 
 

@@ -34,6 +34,7 @@ from service.commands.output import (
     logs_to_stderr,
     progress_at_tty,
 )
+from service.commands.shards import add_reshard_bench
 
 SHAPES = {"trial": 268, "small": 32}
 CHAINS, WINDOW, STATES = 4, 256, 2
@@ -61,6 +62,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _stages_parser(kinds)
     _round_parser(kinds)
     add_estimate_commands(kinds)
+    add_reshard_bench(kinds)
 
 
 def _daemon_parser(

@@ -89,6 +89,7 @@ def _shape(
         "version": doc.get("version"),
         "config_hash": doc.get("config_hash"),
         "http": doc.get("http"),
+        "shard": doc.get("shard"),
     }
 
 

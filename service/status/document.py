@@ -6,7 +6,7 @@ Top-level keys (docs/status.md lists every one):
 - `healthy`: the daemon is `running` and every account's health is ok, retired or idle;
 - `daemon`: service.status.daemon;
 - `accounts`: one object per account of the settings, in their order
-  (service.status.accounts).
+  (service.status.accounts); of a sharded daemon (`run --shard I/N`), its shard's only.
 """
 
 from __future__ import annotations
@@ -46,11 +46,12 @@ def status_document(
     if runtime_error is not None:
         daemon.update(state="unknown", running=False, reason=runtime_error)
     workers: dict[str, Any] = (runtime or {}).get("accounts") or {}
+    config = _daemons_shard(config, daemon.get("shard"))
     active = set(config.active_accounts)
     accounts = [
         _account(config, state_dir, name, now, daemon["state"], workers.get(name),
                  name in active, live)
-        for name in config.settings.account_names
+        for name in config.shard_accounts
     ]
     return {
         "generated_at": now.isoformat(),
@@ -62,6 +63,16 @@ def status_document(
         "daemon": daemon,
         "accounts": accounts,
     }
+
+
+def _daemons_shard(config: LoadedConfig, shard: Any) -> LoadedConfig:
+    """The shard the daemon runs (its runtime file's), unless the settings name one."""
+    if config.settings.shard is not None or not isinstance(shard, str):
+        return config
+    try:
+        return config.with_shard(shard)
+    except ValueError:  # a foreign or hand-edited runtime file: every account, as unsharded
+        return config
 
 
 def _account(

@@ -13,7 +13,8 @@ MEANINGS = {
     EX_OK: "clean stop",
     1: "uncaught exception (a traceback, if any, is in stderr_tail)",
     EX_SOFTWARE: "gave up (EX_SOFTWARE): see the worker's worker.failed event",
-    EX_TEMPFAIL: "temporary failure (EX_TEMPFAIL): it is tried again",
+    EX_TEMPFAIL: "temporary refusal (EX_TEMPFAIL: state not writable now, or another host "
+                 "trades the account): it is tried again",
     EX_CONFIG: "bad configuration or unusable state (EX_CONFIG): restarting cannot help",
     EXIT_FAULT: "injected fault exit (test only)",
 }

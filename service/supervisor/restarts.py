@@ -1,7 +1,14 @@
 """What an abnormal worker exit leads to (one_for_one): a restart after an exponential
 backoff; past the account's restart budget, a parked account (a cool-down while the others
 trade on); past the global budget, giving up (exit 70, for systemd or daemon(8) to
-restart the whole tree); a worker that refused to start (78), parked for good."""
+restart the whole tree); a worker that refused to start (78), parked for good.
+
+A worker that exits 75 said "not now": its state database cannot be written for the moment,
+or another host trades its account (service/worker/twin_guard.py). Restarting the whole
+tree would not help either, and several accounts can say it at once (a disk fills up, a
+deployment is copied to a second host), so 75 is charged to the account's own budget only:
+backoff, then a parked cool-down, then again; never the global budget, whose exit 70 would
+stop the accounts that trade."""
 
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ from typing import Any, Literal
 
 import structlog
 
-from service.exit_codes import EX_CONFIG
+from service.exit_codes import EX_CONFIG, EX_TEMPFAIL
 from service.settings_ops import SupervisionSettings
 from service.supervisor.budget import RestartBudget, backoff_s
 from service.supervisor.worker_handle import WorkerHandle
@@ -48,6 +55,8 @@ class Restarts:
     def _verdict(self, worker: WorkerHandle, code: int, now: float) -> Verdict:
         if code == EX_CONFIG:
             return "parked_for_good"
+        if code == EX_TEMPFAIL:
+            return "parked" if worker.budget.record(now) else "restart"
         if self.global_budget.record(now):
             return "give_up"
         if worker.budget.record(now):

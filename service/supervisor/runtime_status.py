@@ -56,6 +56,7 @@ class RuntimeStatus:
         self.state_dir = state_dir
         self.config_hash = config_hash
         self.http = http
+        self.shard: str | None = None  # "I/N" when the daemon runs one shard's accounts
         self.started_at = _now()
         self.accounts: dict[str, AccountRuntime] = {}
         self.paused: set[str] = set()  # accounts the operator paused (service.control)
@@ -87,6 +88,7 @@ class RuntimeStatus:
             "heartbeat_at": _now(),
             "config_hash": self.config_hash,
             "http": self.http,
+            "shard": self.shard,
             "stopping": self.stopping,
             "accounts": {w.account: self._account(w) for w in workers},
         }

@@ -11,6 +11,9 @@ which is the first call to reach it, and what its failures mean.
   sees it alive, and a stop request ends the wait. We retry here rather than exit 75: the
   outage costs no restart from the budget (a long one would otherwise park the account or
   stop the service with 70), and the backend is not selected again for nothing.
+- Another state database trading this Alpaca account (its orders, of another epoch,
+  within `twin_window_s`): `worker.twin_detected`, exit 75 (service/worker/twin_guard.py).
+  Looked for at each attempt, before resume sends or cancels anything.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import structlog
 
@@ -26,6 +30,7 @@ from service.exit_codes import EX_CONFIG
 from service.secrets import env_names
 from service.settings_ops import SupervisionSettings
 from service.worker.trader import Trader
+from service.worker.twin_guard import refuse_twin
 
 log = structlog.get_logger("service.worker")
 MIN_WAIT_S = 0.01  # never a busy loop, even with backoff_initial_s = 0
@@ -43,6 +48,7 @@ def resume_when_reachable(
     while not stop.is_set():
         attempt += 1
         try:
+            _refuse_twin(trader, supervision.twin_window_s)  # a twin: exit 75
             return trader.resume()
         except BrokerAuthError as error:
             _park(trader.account, error)
@@ -59,6 +65,13 @@ def retry_wait_s(attempt: int, supervision: SupervisionSettings) -> float:
     first, most = supervision.backoff_initial_s, supervision.backoff_max_s
     wait_s: float = min(most, first * 2.0 ** min(attempt - 1, 30))  # no float overflow
     return round(max(MIN_WAIT_S, wait_s), 3)
+
+
+def _refuse_twin(trader: Trader, window_s: float) -> None:
+    """Alpaca only: the simulated account is a file in this state directory."""
+    if trader.config.settings.broker.kind == "alpaca":
+        ids = trader.store.ids_for(trader.account)
+        refuse_twin(trader.broker, ids, window_s, datetime.now(UTC))
 
 
 def _park(account: str, error: BrokerAuthError) -> None:

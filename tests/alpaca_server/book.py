@@ -48,6 +48,10 @@ class Refused(Exception):  # noqa: N818 - an HTTP refusal, named as Alpaca's doc
         self.status, self.code, self.message = status, code, message
 
 
+def wall_now() -> datetime:
+    return datetime.now(UTC)
+
+
 @dataclass
 class Order:
     id: str
@@ -55,13 +59,16 @@ class Order:
     symbol: str
     side: str
     qty: float
-    submitted_at: datetime
+    submitted_at: datetime  # market time: the bar in hand, which decides the fill
     status: str = "new"
     filled_qty: float = 0.0
     filled_avg_price: float | None = None
+    # when Alpaca took it, by the wall clock: the JSON's created_at and submitted_at
+    placed_at: datetime = field(default_factory=wall_now)
 
-    def json(self) -> Json:
-        when = nano_stamp(self.submitted_at)
+    def json(self, zone: ZoneInfo | None = None) -> Json:
+        """`zone`: order times in that zone's offset (default: UTC, 'Z')."""
+        when = nano_stamp(self.placed_at, zone)
         return {
             "id": self.id, "client_order_id": self.client_order_id, "created_at": when,
             "updated_at": when, "submitted_at": when, "filled_at": None, "expired_at": None,

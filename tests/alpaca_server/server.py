@@ -2,7 +2,11 @@
 
 It speaks the JSON of ../shared/design/ALPACA.md: the trading routes under /v2 (account,
 positions, orders, orders:by_client_order_id, clock) and GET /v2/stocks/bars (paginated,
-`next_page_token`). Every answer carries the X-Ratelimit-* headers. Faults come from
+`next_page_token`). GET /v2/orders honours status (open, closed, all), after and until
+(exclusive, on the submission time), direction (desc unless asc) and limit (50 unless
+given, at most 500). Order times are wall-clock times (when the server took the order),
+in UTC or, with `order_zone`, in that zone's offset. Every answer carries the
+X-Ratelimit-* headers. Faults come from
 `server.faults` (see faults.py). Nothing here sleeps: a stall waits on an Event that
 `stop()` sets.
 """
@@ -18,11 +22,13 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+from zoneinfo import ZoneInfo
 
 from alpaca_server.book import NEW_YORK, Account, Json, Refused, nano_stamp, ny_stamp, stamp
 from alpaca_server.faults import ECHO_KEYS, Faults
 
 ORDER_POST = "POST /v2/orders"
+MAX_ORDERS_PAGE = 500  # GET /v2/orders: Alpaca's largest limit
 
 
 class AlpacaServer:
@@ -36,6 +42,7 @@ class AlpacaServer:
         # Fields merged into every answer of a kind ("order", "position", "account",
         # "clock"): how a test sends a value Alpaca may add one day (a new order status...)
         self.overrides: dict[str, Json] = {}
+        self.order_zone: ZoneInfo | None = None  # e.g. NEW_YORK: order times at -05:00
         self.reset_in_s = 0.0  # how far ahead an injected 429's X-Ratelimit-Reset lies
         self.lock = threading.Lock()
         self.closing = threading.Event()
@@ -102,7 +109,7 @@ class AlpacaServer:
             order = account.orders.get(query.get("client_order_id", ""))
             if order is None:
                 raise Refused(404, 40410000, "order not found")
-            return order.json()
+            return order.json(self.order_zone)
         if method == "DELETE" and path.startswith("/v2/orders/"):
             account.cancel(path.rsplit("/", 1)[1])
             return None
@@ -120,13 +127,18 @@ class AlpacaServer:
             self.posts.append((cid, f"{refused.status} {refused.message}"))
             raise
         self.posts.append((cid, "accepted"))
-        return order.json()
+        return order.json(self.order_zone)
 
     def _orders(self, query: dict[str, str]) -> list[Json]:
         status = query.get("status", "open")
+        after, until = _instant(query.get("after")), _instant(query.get("until"))
         orders = [o for o in self.account.orders.values()
-                  if status == "all" or (o.status == "new") == (status == "open")]
-        return [o.json() for o in orders][: int(query.get("limit", "50"))]
+                  if (status == "all" or (o.status == "new") == (status == "open"))
+                  and (after is None or o.placed_at > after)
+                  and (until is None or o.placed_at < until)]
+        orders.sort(key=lambda o: o.placed_at, reverse=query.get("direction") != "asc")
+        limit = min(int(query.get("limit", "50")), MAX_ORDERS_PAGE)
+        return [o.json(self.order_zone) for o in orders[:limit]]
 
     def _clock(self) -> Json:
         wall = datetime.now(UTC)
@@ -158,6 +170,11 @@ class AlpacaServer:
         more = offset + size < len(items)
         return {"bars": bars, "next_page_token": str(offset + size) if more else None,
                 "symbol": None, "currency": "USD"}
+
+
+def _instant(text: str | None) -> datetime | None:
+    """An RFC 3339 query parameter (alpaca-py sends isoformat(), `+00:00`)."""
+    return None if text is None else datetime.fromisoformat(text).astimezone(UTC)
 
 
 def _handler(server: AlpacaServer) -> type[BaseHTTPRequestHandler]:

@@ -160,7 +160,8 @@ def test_refused_keys_at_start_park_the_account_with_78_and_no_piece_of_a_key(
     [failed] = daemon.named("broker.auth_failed")
     assert failed["parked"] is True and failed["exit_code"] == 78
     assert daemon.named("account.parked") and len(daemon.named("worker.started")) == 0
-    assert server.requests.count("GET /v2/account") == 1, "a refused key is not retried"
+    # The first refused request ends it (the twin guard's GET /v2/orders may come first).
+    assert max(Counter(server.requests).values()) == 1, "a refused key is not retried"
     assert "Traceback" not in "".join(daemon.stderr), daemon.report("a traceback")
     assert not leaked_pieces(daemon, *keys, *server.keys)
 

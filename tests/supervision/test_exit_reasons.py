@@ -15,7 +15,7 @@ from service.supervisor.output_relay import StderrTail
     [
         (0, "clean stop"),
         (70, "gave up"),
-        (75, "temporary failure"),
+        (75, "temporary refusal"),
         (78, "bad configuration"),
         (1, "uncaught exception"),
         (255, "exit code 255"),
