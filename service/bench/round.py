@@ -21,6 +21,7 @@ other rounds. A fast clock has no release time at all, which is why the clock is
 from __future__ import annotations
 
 import itertools
+import resource
 import sys
 import tempfile
 import time
@@ -128,8 +129,11 @@ def seed_wall_anchor(state_dir: Path, accounts: list[str], anchor: datetime) -> 
             store.close()
 
 
-def run_once(shape: RoundShape, folder: Path, lead_s: float) -> RoundRun:
-    """One daemon run of `shape.bars` updates per account; its events and its anchor."""
+def run_once(
+    shape: RoundShape, folder: Path, lead_s: float
+) -> tuple[RoundRun, dict[str, float]]:
+    """One daemon run of `shape.bars` updates per account: its events and anchor, and what
+    it cost the host."""
     config = write_config(folder, settings_text(shape), instruments_text(shape))
     accounts = account_names(shape.accounts)
     launched = time.time()
@@ -137,6 +141,7 @@ def run_once(shape: RoundShape, folder: Path, lead_s: float) -> RoundRun:
     seed_wall_anchor(folder / "state", accounts, anchor)
     daemon = DaemonProcess(["run", "--config", str(config), "--state-dir", str(folder / "state"),
                             "--stop-after", str(shape.bars)], cwd=folder)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         code = daemon.wait_exit(lead_s + shape.bars * shape.pace_s + EXIT_MARGIN_S)
     finally:
@@ -145,7 +150,25 @@ def run_once(shape: RoundShape, folder: Path, lead_s: float) -> RoundRun:
         raise RoundBenchError(daemon.report(f"the daemon exited {code}"))
     run = RoundRun(list(daemon.events), accounts, anchor, shape.pace_s, timedelta(minutes=1))
     _refuse_late_start(run, launched, lead_s)
-    return run
+    return run, host_cost(before, resource.getrusage(resource.RUSAGE_CHILDREN), shape)
+
+
+def host_cost(
+    before: resource.struct_rusage, after: resource.struct_rusage, shape: RoundShape
+) -> dict[str, float]:
+    """What the run cost the host, from the kernel's accounting of the daemon's process tree
+    (the supervisor and its workers are all waited for, so they count as our children).
+
+    `cpu_s` is the whole run's CPU time (start-up, the cold update and shutdown included),
+    so `cpu_s_per_account_update` is an upper bound on a warm update's CPU cost.
+    `peak_rss_mb` is the largest resident set of any ONE process of the tree (a worker: a
+    supervisor is smaller), over every run of this bench process; Linux reports KiB."""
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "cpu_s": round(cpu_s, 2),
+        "cpu_s_per_account_update": round(cpu_s / (shape.accounts * shape.bars), 3),
+        "peak_rss_mb": round(after.ru_maxrss / 1024, 1),
+    }
 
 
 def _refuse_late_start(run: RoundRun, launched: float, lead_s: float) -> None:
@@ -165,14 +188,15 @@ def measure(shape: RoundShape) -> dict[str, Any]:
     for attempt in range(1, ATTEMPTS + 1):
         with tempfile.TemporaryDirectory(prefix="rt-bench-round-") as tmp:
             try:
-                run = run_once(shape, Path(tmp), lead_s)
+                run, host = run_once(shape, Path(tmp), lead_s)
             except LateStartError as late:
                 if attempt == ATTEMPTS:
                     raise
                 lead_s = max(2 * lead_s, 1.5 * late.startup_s)
                 print(f"bench round: {late}; again with --lead-s {lead_s:.1f}", file=sys.stderr)
                 continue
-        return {**figures(run), **_shape_fields(shape), "lead_s": lead_s, "attempts": attempt}
+        return {**figures(run), **_shape_fields(shape), "host": host, "lead_s": lead_s,
+                "attempts": attempt}
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
@@ -205,4 +229,7 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     lines.append(f"rounds: {result['rounds']}; submissions/update "
                  f"{result['submissions_per_update']}, upload bytes/update "
                  f"{result['upload_bytes_per_update']}")
+    host = result["host"]
+    lines.append(f"host: {host['cpu_s']} CPU s in all, {host['cpu_s_per_account_update']} per "
+                 f"account-update; largest process {host['peak_rss_mb']} MB resident")
     return lines

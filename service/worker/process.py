@@ -224,6 +224,11 @@ def _trade(
     if stop.is_set():
         reason = "stop requested"
     _let_warmup_finish(trader, beat, supervision.heartbeat_s, supervision.shutdown_budget_s / 2)
+    # From here the process only tears down (the GPU device, the interpreter), silently:
+    # give it the shutdown budget, not a heartbeat. 80 workers of one H200 host stopping
+    # together took more than the heartbeat's slack to release their devices, were taken
+    # for hung, and the supervisor counted the kills against its budget and exited 70.
+    beat.send("beat", trader.seq, supervision.shutdown_budget_s)
     log.info("worker.stopping", seq=trader.seq, reason=reason)
 
 

@@ -59,6 +59,12 @@ def _check_counts(result: dict[str, Any]) -> None:
     assert (result["backend"], result["adapter"]) == ("numpy", "cpu")
     assert result["submissions_per_update"] == result["upload_bytes_per_update"] == 0
     assert result["machine"]["gpu"] is None and result["machine"]["cpus"] >= 1
+    # What the daemon tree cost the host: real CPU time, and a worker's resident set
+    # (a Python process with numpy loaded is tens of MB at least)
+    host = result["host"]
+    assert host["cpu_s"] > 0
+    assert abs(host["cpu_s_per_account_update"] - host["cpu_s"] / result["updates"]) < 0.01
+    assert 20 < host["peak_rss_mb"] < 4096
 
 
 def _check_rounds(result: dict[str, Any]) -> None:
