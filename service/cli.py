@@ -8,15 +8,17 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from service import lazy_log
 from service.commands import register_all
-from service.config_loader import ConfigError, LoadedConfig, load_config
 from service.exit_codes import EX_CONFIG, EX_TEMPFAIL
-from service.settings_ops import parse_listen, refuse_remote
 from service.state.errors import StateError, UnusableStateError
 from service.state_dir import resolve_state_dir
 from service.version import VersionAction
+
+if TYPE_CHECKING:  # pydantic's models: loaded by the commands that validate, when they run
+    from service.config_loader import LoadedConfig
 
 log = lazy_log.get_logger("service.cli")  # structlog loads on the first event
 
@@ -139,11 +141,19 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from service.status import run_status  # noqa: PLC0415 - keeps other commands' start fast
+    from service import config_cache  # noqa: PLC0415 - keeps other commands' start fast
+    from service.status import run_status  # noqa: PLC0415
 
+    # The same bytes validated before by this code: their summary, without pydantic.
+    # --live needs the broker's settings, so it always loads (and the broker is slower).
+    known = None if args.live else config_cache.recall(args.config)
+    if known is not None:
+        state_dir = resolve_state_dir(args.state_dir, known)
+        return run_status(known, state_dir, args.json, sys.stdout)
     config = _load_or_report(args.config, logging=False)
     if config is None:
         return EX_CONFIG
+    config_cache.remember(config)
     state_dir = resolve_state_dir(args.state_dir, config)
     return run_status(config, state_dir, args.json, sys.stdout, live=args.live)
 
@@ -152,6 +162,8 @@ def _load_or_report(path: Path | None, logging: bool = True) -> LoadedConfig | N
     """Load the configuration, or log every problem (as `config.rejected`) and return None.
     Logging is set up from the configuration unless `logging` is False (a command that
     logs nothing when all is well); a bad configuration is always logged."""
+    from service.config_loader import ConfigError, load_config  # noqa: PLC0415 - pydantic
+
     try:
         config = load_config(path)
     except ConfigError as error:
@@ -225,6 +237,8 @@ def announce_shard(config: LoadedConfig) -> None:
 def with_http(config: LoadedConfig, listen: str | None) -> LoadedConfig:
     """`run --http ADDR` in place of [http] listen, under the same rules: ValueError names
     what is wrong (not HOST:PORT; not loopback while allow_remote is false)."""
+    from service.settings_ops import parse_listen, refuse_remote  # noqa: PLC0415 - pydantic
+
     if listen is None:
         return config
     http = config.settings.http

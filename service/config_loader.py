@@ -12,17 +12,30 @@ import os
 import stat
 import tomllib
 from dataclasses import dataclass, replace
-from importlib.resources import files
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from service.config_files import (
+    MAX_CONFIG_BYTES,
+    ConfigError,
+    ConfigProblem,
+    resolve_beside,
+    settings_file,
+)
 from service.instruments import InstrumentsFile
 from service.settings import ServiceSettings
 from service.sharding import Shard, in_shard, parse_shard
 
-MAX_CONFIG_BYTES = 4 * 1024 * 1024
+# ConfigError, ConfigProblem and resolve_beside live in service/config_files.py (no
+# pydantic there, for `status`); they are part of this module's interface too.
+__all__ = [
+    "MAX_CONFIG_BYTES", "MAX_NESTING", "ConfigError", "ConfigProblem", "LoadedConfig",
+    "check_accounts_match", "content_hash", "load_config", "load_instruments",
+    "nesting_depth", "parse_model", "parse_toml", "read_bounded", "resolve_beside",
+]
+
 # Our files nest three levels (market.alpaca.replay_start); anything far deeper is not one
 # of ours, and the limit keeps every later step (validation, hashing) off deep recursion.
 MAX_NESTING = 16
@@ -39,35 +52,6 @@ _FILE_KINDS = {
 M = TypeVar("M", bound=BaseModel)
 
 
-def default_config_path() -> Path:
-    """The embedded default as a file on disk (the reloader watches the instruments file
-    beside it); ConfigError when the package is not on a filesystem (a zip import)."""
-    default = files("service").joinpath("defaults", "service.toml")
-    if isinstance(default, Path):
-        return default
-    raise ConfigError([ConfigProblem(str(default), "--config", (
-        "the embedded default is inside an archive, not a file on disk, and the daemon "
-        "watches the instruments file beside it: pass --config PATH/service.toml"))])
-
-
-@dataclass(frozen=True)
-class ConfigProblem:
-    file: str
-    key: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.key}: {self.message}"
-
-
-class ConfigError(Exception):
-    """The configuration is invalid; `problems` lists every reason."""
-
-    def __init__(self, problems: list[ConfigProblem]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(str(p) for p in problems))
-
-
 @dataclass(frozen=True)
 class LoadedConfig:
     settings: ServiceSettings
@@ -76,10 +60,13 @@ class LoadedConfig:
     instruments_path: Path
     settings_hash: str
     instruments_hash: str
+    # SHA-256 of the two files' bytes as validated (load_config only): service/config_cache.py
+    source_sha256: tuple[str, str] | None = None
 
     def with_instruments(self, instruments: InstrumentsFile) -> LoadedConfig:
         """The same settings with a new, already validated, instruments file."""
-        return replace(self, instruments=instruments, instruments_hash=content_hash(instruments))
+        return replace(self, instruments=instruments, instruments_hash=content_hash(instruments),
+                       source_sha256=None)
 
     def with_shard(self, shard: str | None) -> LoadedConfig:
         """The same configuration run as shard `shard` ("I/N", `run --shard`; None keeps
@@ -107,6 +94,13 @@ class LoadedConfig:
         return tuple(a for a in self.shard_accounts if a in self.instruments.accounts)
 
     @property
+    def state_dir_setting(self) -> Path | None:
+        """The settings' `state_dir`, made absolute beside service.toml; None if unset."""
+        configured = self.settings.state_dir
+        return None if configured is None else resolve_beside(self.settings_path,
+                                                                 configured).absolute()
+
+    @property
     def config_hash(self) -> str:
         """One short hash of both files' validated content (stored in every checkpoint)."""
         both = f"{self.settings_hash}:{self.instruments_hash}".encode()
@@ -114,11 +108,12 @@ class LoadedConfig:
 
 
 def load_config(path: Path | None = None) -> LoadedConfig:
-    given = Path(os.path.abspath(path or default_config_path()))  # errors name the path given
-    settings = parse_model(given, ServiceSettings)
-    settings_path = Path(os.path.realpath(given))
+    given, settings_path = settings_file(path)  # errors name the path given
+    raw_settings = read_bounded(given)
+    settings = parse_model(given, ServiceSettings, raw_settings)
     instruments_path = resolve_beside(settings_path, settings.instruments_file)
-    instruments = load_instruments(instruments_path, settings)
+    raw_instruments = read_bounded(instruments_path)
+    instruments = load_instruments(instruments_path, settings, raw_instruments)
     return LoadedConfig(
         settings=settings,
         instruments=instruments,
@@ -126,6 +121,8 @@ def load_config(path: Path | None = None) -> LoadedConfig:
         instruments_path=instruments_path,
         settings_hash=content_hash(settings),
         instruments_hash=content_hash(instruments),
+        source_sha256=(hashlib.sha256(raw_settings).hexdigest(),
+                       hashlib.sha256(raw_instruments).hexdigest()),
     )
 
 
@@ -136,13 +133,6 @@ def load_instruments(
     instruments = parse_model(path, InstrumentsFile, raw)
     check_accounts_match(path, instruments, settings)
     return instruments
-
-
-def resolve_beside(anchor_file: Path, path: Path) -> Path:
-    """Relative paths in a config file are relative to that file's folder."""
-    # Not resolved: a symlink named here is read (and watched) as the link, so swapping
-    # the link is a change, and an error names the path as written.
-    return path if path.is_absolute() else Path(os.path.normpath(anchor_file.parent / path))
 
 
 def content_hash(model: BaseModel) -> str:

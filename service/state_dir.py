@@ -11,14 +11,21 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-
-from service.config_loader import LoadedConfig, resolve_beside
+from typing import Protocol
 
 APP_DIR = "regime-trader"
 
 
+class Configured(Protocol):
+    """A loaded configuration (service.config_loader.LoadedConfig) or its validated
+    summary (service.config_summary.ConfigSummary): either says where `state_dir` points."""
+
+    @property
+    def state_dir_setting(self) -> Path | None: ...
+
+
 def resolve_state_dir(
-    flag: Path | None, config: LoadedConfig, environ: Mapping[str, str] | None = None
+    flag: Path | None, config: Configured, environ: Mapping[str, str] | None = None
 ) -> Path:
     """The state directory, by the rule above (an absolute path)."""
     env = os.environ if environ is None else environ
@@ -27,8 +34,8 @@ def resolve_state_dir(
     from_systemd = env.get("STATE_DIRECTORY", "").split(":")[0]
     if from_systemd:
         return Path(from_systemd)
-    if config.settings.state_dir is not None:
-        return resolve_beside(config.settings_path, config.settings.state_dir).absolute()
+    if config.state_dir_setting is not None:
+        return config.state_dir_setting
     return default_state_dir(env)
 
 

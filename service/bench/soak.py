@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from service.config_loader import default_config_path
+from service.config_files import default_config_path
 
 RSS_GROWTH_LIMIT = 0.05
 

@@ -6,17 +6,20 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from service.config_loader import LoadedConfig
 from service.status.document import status_document
 from service.status.render import render_text
+
+if TYPE_CHECKING:
+    from service.config_loader import LoadedConfig
+    from service.config_summary import ConfigSummary
 
 EXIT_NOT_HEALTHY = 1  # printed, and the daemon is not running or an account is not ok
 
 
 def run_status(
-    config: LoadedConfig,
+    config: LoadedConfig | ConfigSummary,
     state_dir: Path,
     as_json: bool,
     out: TextIO,

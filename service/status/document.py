@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from service.config_loader import LoadedConfig
+from service.config_summary import ConfigSummary
 from service.state.runtime_file import RUNTIME_FILE, read_runtime
 from service.status.accounts import (
     AccountRead,
@@ -26,11 +26,14 @@ from service.status.accounts import (
 )
 from service.status.daemon import daemon_status
 
+if TYPE_CHECKING:
+    from service.config_loader import LoadedConfig
+
 HEALTHY_ACCOUNTS = frozenset({"ok", "retired", "idle"})
 
 
 def status_document(
-    config: LoadedConfig,
+    config: LoadedConfig | ConfigSummary,
     state_dir: Path,
     now: datetime,
     runtime: dict[str, Any] | None = None,
@@ -38,25 +41,32 @@ def status_document(
 ) -> dict[str, Any]:
     """The status of the daemon on `state_dir` and of every account, at `now` (aware).
 
+    `config` is the loaded configuration, or the summary of one validated before
+    (service/config_cache.py); `live` needs the loaded one (the broker's settings).
     `runtime` is the supervisor's own RuntimeStatus.document() when it serves this; else
     the runtime file is read. Reads only: nothing in the state directory is written.
     """
+    summary = config if isinstance(config, ConfigSummary) else ConfigSummary.of(config)
+    loaded = None if isinstance(config, ConfigSummary) else config
+    if live and loaded is None:
+        raise ValueError("status --live needs the loaded configuration, not a summary")
+    loaded = loaded if live else None
     runtime, runtime_error = (runtime, None) if runtime is not None else _runtime(state_dir)
     daemon = daemon_status(state_dir, now, runtime)
     if runtime_error is not None:
         daemon.update(state="unknown", running=False, reason=runtime_error)
     workers: dict[str, Any] = (runtime or {}).get("accounts") or {}
-    config = _daemons_shard(config, daemon.get("shard"))
-    active = set(config.active_accounts)
+    summary = _daemons_shard(summary, daemon.get("shard"))
+    active = set(summary.active_accounts)
     accounts = [
-        _account(config, state_dir, name, now, daemon["state"], workers.get(name),
-                 name in active, live)
-        for name in config.shard_accounts
+        _account(loaded, state_dir, name, now, daemon["state"], workers.get(name),
+                 name in active)
+        for name in summary.shard_accounts
     ]
     return {
         "generated_at": now.isoformat(),
         "state_dir": str(state_dir),
-        "config_hash": config.config_hash,
+        "config_hash": summary.config_hash,
         "live": live,
         "healthy": daemon["state"] == "running"
         and all(a["health"] in HEALTHY_ACCOUNTS for a in accounts),
@@ -65,9 +75,9 @@ def status_document(
     }
 
 
-def _daemons_shard(config: LoadedConfig, shard: Any) -> LoadedConfig:
+def _daemons_shard(config: ConfigSummary, shard: Any) -> ConfigSummary:
     """The shard the daemon runs (its runtime file's), unless the settings name one."""
-    if config.settings.shard is not None or not isinstance(shard, str):
+    if config.shard is not None or not isinstance(shard, str):
         return config
     try:
         return config.with_shard(shard)
@@ -76,14 +86,15 @@ def _daemons_shard(config: LoadedConfig, shard: Any) -> LoadedConfig:
 
 
 def _account(
-    config: LoadedConfig, state_dir: Path, name: str, now: datetime, daemon_state: str,
-    worker: dict[str, Any] | None, active: bool, live: bool,
+    live: LoadedConfig | None, state_dir: Path, name: str, now: datetime, daemon_state: str,
+    worker: dict[str, Any] | None, active: bool,
 ) -> dict[str, Any]:
+    """One account; with the broker's own view when `live` (the loaded configuration)."""
     read = read_account(state_dir, name)
     view = None if read.snapshot is None else checkpoint_view(read.snapshot)
     live_error = None
-    if live and active:
-        view, live_error = _live_view(config, state_dir, name, read, view)
+    if live is not None and active:
+        view, live_error = _live_view(live, state_dir, name, read, view)
     return account_object(name, read, now, daemon_state, worker, active, view, live_error)
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from service import config_loader
-from service.config_loader import MAX_CONFIG_BYTES, ConfigError, default_config_path, load_config
+from service import config_files
+from service.config_files import default_config_path
+from service.config_loader import MAX_CONFIG_BYTES, ConfigError, load_config
 from service.exit_codes import EX_CONFIG
 
 INSTRUMENTS = """
@@ -55,7 +56,7 @@ def test_an_embedded_default_inside_a_zip_asks_for_config(
     archive = tmp_path / "service.zip"
     with zipfile.ZipFile(archive, "w") as zipped:
         zipped.writestr("service/defaults/service.toml", SETTINGS)
-    monkeypatch.setattr(config_loader, "files", lambda _: zipfile.Path(archive, "service/"))
+    monkeypatch.setattr(config_files, "files", lambda _: zipfile.Path(archive, "service/"))
     [message] = problems(None)
     assert "--config" in message and "not a file on disk" in message
 
