@@ -60,6 +60,9 @@ def _parser(tools: bool = True) -> argparse.ArgumentParser:
     check = commands.add_parser("check-config", help="validate the configuration; exit 0 or 78")
     _config_arg(check)
     _shard_arg(check)
+    check.add_argument("--keys", action="store_true",
+                       help="also find every Alpaca account's keys where `run` looks for them "
+                       "(environment, credentials, key_dir): what a start check needs")
     check.set_defaults(handler=cmd_check_config)
 
     status = commands.add_parser(
@@ -126,8 +129,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:
+    from service.secrets import SecretsError  # noqa: PLC0415
+
     config = _shard_or_report(_load_or_report(args.config), args.shard)
     if config is None:
+        return EX_CONFIG
+    try:
+        if args.keys:
+            check_keys(config)
+    except SecretsError as error:
+        _rejected(str(error))
         return EX_CONFIG
     log.info(
         "config.valid",

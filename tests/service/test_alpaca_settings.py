@@ -9,6 +9,7 @@ import pytest
 from conftest import DaemonProcess
 from pydantic import ValidationError
 
+from service.cli import main
 from service.settings import AlpacaBrokerSettings, HttpSettings, ServiceSettings
 
 ALPACA = """
@@ -91,3 +92,21 @@ def test_every_form_of_the_live_host_is_refused(url: str) -> None:
                                  "https://data.alpaca.markets", "https://gateway.example.com"])
 def test_paper_data_and_local_hosts_pass(url: str) -> None:
     assert AlpacaBrokerSettings(url_override=url).url_override == url
+
+
+def test_check_config_with_keys_refuses_an_account_without_them_and_passes_with_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What rc.d's start check runs (deploy/freebsd/regime_trader): daemon(8) would
+    restart a `run` that exits 78 for missing keys every 5 s, so the check looks first."""
+    (tmp_path / "instruments.toml").write_text('[accounts.alpha]\nsymbols = ["SPY"]\n')
+    config = tmp_path / "service.toml"
+    config.write_text(ALPACA)
+    for name in ("REGIME_TRADER_ALPHA_KEY_ID", "REGIME_TRADER_ALPHA_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["check-config", "--config", str(config)]) == 0, "keys are not looked for"
+    assert main(["check-config", "--keys", "--config", str(config)]) == 78
+    assert "REGIME_TRADER_ALPHA_KEY_ID" in capsys.readouterr().err
+    monkeypatch.setenv("REGIME_TRADER_ALPHA_KEY_ID", "PKTESTKEYID0000000000")
+    monkeypatch.setenv("REGIME_TRADER_ALPHA_SECRET", "testsecret0000000000000000000000")
+    assert main(["check-config", "--keys", "--config", str(config)]) == 0

@@ -171,7 +171,7 @@ def test_the_rc_script_checks_the_config_before_start_and_reloads_the_child() ->
     prestart = function_body(text, names["start_precmd"].replace("${name}", "regime_trader"))
     reload = function_body(text, names["reload_cmd"].replace("${name}", "regime_trader"))
     assert "regime_trader_check_config" in prestart
-    assert "check-config --config" in function_body(text, "regime_trader_check_config")
+    assert "check-config --keys --config" in function_body(text, "regime_trader_check_config")
     assert 'cat "${child_pidfile}"' in reload and 'kill -HUP "${_pid}"' in reload
 
 
