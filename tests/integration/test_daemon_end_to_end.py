@@ -128,15 +128,3 @@ def test_check_config_exits_78_with_the_reasons(
     assert any("broker.kindd" in e and "unknown key" in e for e in rejected["errors"])
 
 
-def test_the_embedded_default_runs_paced_with_no_config_given(
-    run_daemon: Callable[..., DaemonProcess], tmp_path: Path
-) -> None:
-    """The README's run command, with a stop: the shipped default, real pacing."""
-    state = tmp_path / "state"
-    daemon = run_daemon("run", "--state-dir", str(state), "--stop-after", "3")
-    assert daemon.wait_exit(timeout=180) == 0, daemon.report("bad exit")
-    for account in ("alpha", "beta"):
-        updates = daemon.named("update.completed", account=account)
-        assert [u["seq"] for u in updates] == [1, 2, 3]
-        assert all(u["instruments"] == 8 for u in updates)
-        assert checkpoints(state, account) == [1, 2, 3]

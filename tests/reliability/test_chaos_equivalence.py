@@ -18,14 +18,17 @@ def test_the_kill_points_are_reproducible_from_the_seed() -> None:
     assert {point for point, _, _ in plan} <= set(CHAOS_POINTS)
 
 
-def test_18_kills_over_2_accounts_end_in_the_state_of_an_uninterrupted_run(
+def test_10_kills_over_2_accounts_end_in_the_state_of_an_uninterrupted_run(
     tmp_path: Path,
 ) -> None:
-    """18 kills: a round of all 9 fault points per account (draw_fault), in CI's 10
-    minutes; the 500-kill run below is the slow suite's."""
-    result = run_chaos(kills=18, seed=7, workdir=tmp_path)
+    """10 kills, 5 per account: with seed 7, draw_fault's first five points of alpha and
+    beta together hit the four where an order could be lost or doubled (in_commit,
+    after_checkpoint, before_post, after_post), within CI's 10 minutes (each incarnation is
+    a fresh process: 18 kills took 39-63 s); the 500-kill run below is the slow suite's,
+    every point many times."""
+    result = run_chaos(kills=10, seed=7, workdir=tmp_path)
 
-    assert result["kills"] >= 17
+    assert result["kills"] >= 9
     for account, figures in result["accounts"].items():
         assert figures["differences"] == [], f"{account}: {figures}"
         assert figures["final_seq"] == result["updates_per_account"]

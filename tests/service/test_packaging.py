@@ -19,6 +19,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from service.state.store import StateStore
+
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 # Data files the installed package reads through importlib.resources.
@@ -102,4 +104,19 @@ def test_the_wheel_built_from_the_sdist_installs_and_runs_its_embedded_default(
         timeout=180,
     )
     assert daemon.returncode == 0, daemon.stdout[-3000:] + daemon.stderr[-3000:]
-    assert '"update.completed"' in daemon.stdout, daemon.stdout[-3000:]
+    # The README's first command, with a stop: the shipped default's two accounts of eight
+    # instruments, each update logged and checkpointed
+    events = [json.loads(line) for line in daemon.stdout.splitlines() if line.startswith("{")]
+    for account in ("alpha", "beta"):
+        updates = [e for e in events
+                   if e.get("event") == "update.completed" and e.get("account") == account]
+        assert [(u["seq"], u["instruments"]) for u in updates] == [(1, 8), (2, 8)], account
+        assert checkpoint_seqs(tmp_path / "state" / f"{account}.sqlite") == [1, 2]
+
+
+def checkpoint_seqs(database: Path) -> list[int]:
+    store = StateStore(database)
+    try:
+        return store.checkpoint_seqs()
+    finally:
+        store.close()
