@@ -96,8 +96,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from service.supervisor.supervisor import Supervisor  # noqa: PLC0415
     from service.worker.fault_points import FaultSpecError, faults_from_env  # noqa: PLC0415
 
-    config = _http_or_report(_load_or_report(args.config), args.http)
-    config = _shard_or_report(config, args.shard)
+    loaded = _load_or_report(args.config)
+    _remember(loaded)  # so that the first `status` beside it need not validate again
+    config = _shard_or_report(_http_or_report(loaded, args.http), args.shard)
     if config is None:
         return EX_CONFIG
     announce_shard(config)
@@ -131,7 +132,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_check_config(args: argparse.Namespace) -> int:
     from service.secrets import SecretsError  # noqa: PLC0415
 
-    config = _shard_or_report(_load_or_report(args.config), args.shard)
+    loaded = _load_or_report(args.config)
+    _remember(loaded)
+    config = _shard_or_report(loaded, args.shard)
     if config is None:
         return EX_CONFIG
     try:
@@ -164,7 +167,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     config = _load_or_report(args.config, logging=False)
     if config is None:
         return EX_CONFIG
-    config_cache.remember(config)
+    _remember(config)
     state_dir = resolve_state_dir(args.state_dir, config)
     return run_status(config, state_dir, args.json, sys.stdout, live=args.live)
 
@@ -186,6 +189,14 @@ def _load_or_report(path: Path | None, logging: bool = True) -> LoadedConfig | N
     if logging:
         _configure_logging(config.settings.logging.level, config.settings.logging.format)
     return config
+
+
+def _remember(config: LoadedConfig | None) -> None:
+    """Record a configuration as validated from its files (service/config_cache.py)."""
+    if config is not None:
+        from service import config_cache  # noqa: PLC0415
+
+        config_cache.remember(config)
 
 
 def _configure_logging(level: str = "info", fmt: str = "auto") -> None:
@@ -257,7 +268,9 @@ def with_http(config: LoadedConfig, listen: str | None) -> LoadedConfig:
     if not http.allow_remote:
         refuse_remote(listen)
     served = http.model_copy(update={"listen": listen})
-    return replace(config, settings=config.settings.model_copy(update={"http": served}))
+    # no longer the files' own settings: not to be remembered as theirs (config_cache)
+    return replace(config, settings=config.settings.model_copy(update={"http": served}),
+                   source_sha256=None)
 
 
 def check_keys(config: LoadedConfig) -> None:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from service.config_loader import LoadedConfig
 
 CACHE_FOLDER = Path("regime-trader") / "validated"
+KEEP_ENTRIES = 64  # the newest; an entry is a few hundred bytes, and a user has few configs
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -78,6 +79,15 @@ def remember(config: LoadedConfig, env: Mapping[str, str] | None = None) -> None
         except OSError:
             os.unlink(tmp)
             raise
+        _prune(entry_path.parent)
+
+
+def _prune(folder: Path) -> None:
+    """Keep the KEEP_ENTRIES newest entries (every temporary folder a test or a bench
+    configures adds one)."""
+    entries = sorted(folder.glob("*.json"), key=lambda e: e.stat().st_mtime_ns, reverse=True)
+    for stale in entries[KEEP_ENTRIES:]:
+        stale.unlink(missing_ok=True)
 
 
 def sha256_of(raw: bytes) -> str:

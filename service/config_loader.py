@@ -74,7 +74,9 @@ class LoadedConfig:
         if shard is None:
             return self
         update = {"shard": str(parse_shard(shard))}
-        return replace(self, settings=self.settings.model_copy(update=update))
+        # no longer the files' own settings: not to be remembered as theirs (config_cache)
+        return replace(self, settings=self.settings.model_copy(update=update),
+                       source_sha256=None)
 
     @property
     def shard(self) -> Shard | None:

@@ -4,9 +4,11 @@ against a running daemon's state directory. Driven by `regime-trader bench statu
 A daemon on the embedded default (two accounts, the simulated broker) runs in a temporary
 folder while `status` (and `status --json`) is called `runs` times each; the figure is
 the wall time of the whole process, start-up and imports included, since that is what
-a person or a monitoring script waits for. The calls get a cache folder of their own,
-empty at the start: the first call validates the configuration and remembers it
-(service/config_cache.py), and is given apart (`first_call_ms`); the others find it.
+a person or a monitoring script waits for. The daemon and the calls share a cache folder
+of their own, as a user's daemon and `status` do: the daemon remembers the configuration
+it validated (service/config_cache.py) and the calls find it. One more call, with an empty
+cache folder, validates the configuration, as after an edit or for another user
+(`validating_call_ms`).
 """
 
 from __future__ import annotations
@@ -46,10 +48,11 @@ def measure(runs: int) -> dict[str, Any]:
     """Wall milliseconds of `status` and `status --json` beside a running daemon."""
     with tempfile.TemporaryDirectory() as tmp:
         state_dir, cache = Path(tmp) / "state", Path(tmp) / "cache"
-        daemon = DaemonProcess(["run", "--state-dir", str(state_dir)], cwd=Path(tmp))
+        daemon = DaemonProcess(["run", "--state-dir", str(state_dir)], cwd=Path(tmp),
+                               env={"XDG_CACHE_HOME": str(cache)})
         try:
             daemon.wait_for(lambda e: e.get("event") == "update.completed", timeout=300)
-            first = _call(state_dir, cache)  # validates, and remembers the configuration
+            validating = _call(state_dir, Path(tmp) / "empty-cache")
             text = [_call(state_dir, cache) for _ in range(runs)]
             as_json = [_call(state_dir, cache, "--json") for _ in range(runs)]
         finally:
@@ -62,7 +65,7 @@ def measure(runs: int) -> dict[str, Any]:
         # structlog loads rich when it is installed (the test extra brings it): ~70 ms
         "rich_installed": importlib.util.find_spec("rich") is not None,
         "runs": runs,
-        "first_call_ms": round(first, 1),
+        "validating_call_ms": round(validating, 1),
         "status": _figures(text),
         "status_json": _figures(as_json),
     }

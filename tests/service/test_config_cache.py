@@ -54,6 +54,19 @@ def test_the_second_status_of_the_same_bytes_skips_validation_and_says_the_same(
     assert accounts(second) == accounts(first) == ["alpha", "beta"]
 
 
+def test_what_check_config_and_run_validated_status_need_not_validate_again(
+    config: Path, tmp_path: Path
+) -> None:
+    """`run` and `check-config` remember the files' own configuration as they load it."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    checked = subprocess.run(
+        [sys.executable, "-m", "service.cli", "check-config", "--config", str(config)],
+        capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert checked.returncode == 0, checked.stderr
+    done, validated = status(config, tmp_path)
+    assert not validated and accounts(done) == ["alpha", "beta"]
+
+
 def test_an_edit_is_validated_again_and_a_bad_one_is_refused_every_time(
     config: Path, tmp_path: Path
 ) -> None:
@@ -85,3 +98,14 @@ def test_a_summary_round_trips_and_a_damaged_entry_is_a_miss(
     config_cache.remember(loaded.with_instruments(loaded.instruments), {
         "XDG_CACHE_HOME": str(tmp_path / "other")})
     assert not (tmp_path / "other").exists()
+
+
+def test_the_record_keeps_its_newest_entries_only(tmp_path: Path) -> None:
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for n in range(config_cache.KEEP_ENTRIES + 3):
+        config_cache.remember(load_config(write_config(tmp_path / f"c{n}", SETTINGS,
+                                                       INSTRUMENTS)), env)
+    kept = list((tmp_path / "cache" / "regime-trader" / "validated").glob("*.json"))
+    assert len(kept) == config_cache.KEEP_ENTRIES
+    newest = tmp_path / f"c{config_cache.KEEP_ENTRIES + 2}" / "service.toml"
+    assert config_cache.recall(newest, env) is not None
