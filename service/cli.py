@@ -89,8 +89,8 @@ def _shard_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    # Imported here: numpy and the worker stack are needed by `run` alone.
-    from service.reports.backtest import summarise_backtest  # noqa: PLC0415
+    # Imported here: what `run` alone needs. The supervisor's process never loads numpy
+    # or the worker's stack (service/worker/entry.py), only a finished backtest's summary.
     from service.secrets import SecretsError  # noqa: PLC0415
     from service.supervisor.state_lock import StateDirLockedError, hold_state_lock  # noqa: PLC0415
     from service.supervisor.supervisor import Supervisor  # noqa: PLC0415
@@ -114,6 +114,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             supervisor = Supervisor(config, state_dir, args.stop_after, faults)
             supervisor.runtime.shard = config.settings.shard  # for `status`: whose accounts
             code = supervisor.run()
+        from service.reports.backtest import summarise_backtest  # noqa: PLC0415 - numpy
+
         summarise_backtest(config, state_dir, code, signalled=supervisor.stopping)
         return code
     except StateDirLockedError as error:  # the other daemon may stop: try again later

@@ -190,7 +190,8 @@ def _worker_main(argv: list[str]) -> int:
     from service.config_loader import load_config  # noqa: PLC0415
     from service.logs import configure_logging  # noqa: PLC0415
     from service.worker.fault_points import faults_from_env  # noqa: PLC0415
-    from service.worker.process import WorkerSpec, run_worker_or_refuse  # noqa: PLC0415
+    from service.worker.process import run_worker_or_refuse  # noqa: PLC0415
+    from service.worker.spec import WorkerSpec  # noqa: PLC0415
 
     config_path, state_dir, account, stop_at = argv
     config = load_config(Path(config_path))

@@ -40,7 +40,7 @@ from service.supervisor.systemd_report import SystemdReport
 from service.supervisor.wakeup import next_wakeup
 from service.supervisor.worker_handle import WorkerHandle
 from service.supervisor.worker_start import start_worker, stop_at_seq
-from service.worker.process import WorkerSpec
+from service.worker.spec import WorkerSpec
 
 log = structlog.get_logger("service.supervisor")
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)

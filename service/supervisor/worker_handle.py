@@ -19,7 +19,7 @@ import structlog
 from service.settings_ops import SupervisionSettings
 from service.supervisor.budget import RestartBudget
 from service.supervisor.output_relay import LineReader, StderrTail, write_line
-from service.worker.process import WorkerSpec, worker_main
+from service.worker.entry import WorkerSpec, worker_main
 
 log = structlog.get_logger("service.supervisor")
 SPAWN = multiprocessing.get_context("spawn")

@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from service.state.paths import state_path
 from service.state.reader import last_seq
 from service.supervisor.sd_notify import forget_notify_env
 from service.supervisor.worker_handle import WorkerHandle
-from service.worker.assembly import state_path
-from service.worker.process import WorkerSpec
+from service.worker.spec import WorkerSpec
 
 
 def start_worker(worker: WorkerHandle, spec: WorkerSpec) -> None:

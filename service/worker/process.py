@@ -17,10 +17,8 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from multiprocessing.connection import Connection
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -39,21 +37,12 @@ from service.state.store import StateStore, StateUnavailableError, UnusableState
 from service.worker import assembly
 from service.worker.broker_start import resume_when_reachable
 from service.worker.fault_points import FaultPoints
+from service.worker.spec import WorkerSpec
 from service.worker.trader import BarCursor, Trader
 from service.worker.warmup import warn_if_data_ends_early
 
 log = structlog.get_logger("service.worker")
 Inbox = queue.SimpleQueue[tuple[str, Any]]
-
-
-@dataclass(frozen=True)
-class WorkerSpec:
-    account: str
-    config: LoadedConfig
-    state_dir: Path
-    stop_at_seq: int | None  # stop cleanly once this checkpoint exists (--stop-after)
-    log_format: str = "json"  # decided once by the supervisor, which owns the terminal
-    faults: tuple[str, ...] = ()  # test-only fault injection (see fault_points)
 
 
 class Heartbeat:
