@@ -20,14 +20,23 @@ HOST=${HOST:-h200}
 CLI=(python3 -m service.cli)
 [ -x .venv/bin/regime-trader ] && [ "$HOST" != h200 ] && CLI=(.venv/bin/regime-trader)
 
-round() {  # NAME ARGS...: one bench run; its JSON and stderr under $OUT
+round() {  # NAME ARGS...: one bench run; its JSON and stderr under $OUT, and beside it
+    # every 2 s: epoch seconds, GPU memory in use (MiB, where nvidia-smi answers), host
+    # memory in use (MiB): capacity-$HOST-NAME.memory.txt (docs/scaling.md's memory figures)
     local name=$1
     shift
     local started=$SECONDS
+    (while true; do
+        echo "$(date +%s) $(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits \
+            2>/dev/null || echo -) $(free -m | awk '/Mem:/{print $3}')"
+        sleep 2
+    done >"$OUT/capacity-$HOST-$name.memory.txt") &
+    local sampler=$!
     timeout -s INT -k 30 "$LIMIT_S" "${CLI[@]}" bench round --chains 4 --window 256 \
         --states 2 "$@" --json --out "$OUT/capacity-$HOST-$name.json" \
         >/dev/null 2>"$OUT/capacity-$HOST-$name.stderr"
     echo "capacity $name: exit $?, $((SECONDS - started)) s"
+    kill "$sampler"
 }
 
 case "${1:?gpu, cpu or dev}" in
