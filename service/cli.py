@@ -112,7 +112,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         with hold_state_lock(state_dir):  # one daemon per state directory
             supervisor = Supervisor(config, state_dir, args.stop_after, faults)
-            supervisor.runtime.shard = config.settings.shard  # for `status`: whose accounts
             code = supervisor.run()
         from service.reports.backtest import summarise_backtest  # noqa: PLC0415 - numpy
 

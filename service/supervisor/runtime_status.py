@@ -52,11 +52,13 @@ def worker_state(worker: WorkerHandle) -> WorkerState:
 class RuntimeStatus:
     """An observer of the supervisor's events; `document` is the daemon's own account."""
 
-    def __init__(self, state_dir: Path, config_hash: str, http: str | None = None) -> None:
+    def __init__(
+        self, state_dir: Path, config_hash: str, http: str | None = None, shard: str | None = None
+    ) -> None:
         self.state_dir = state_dir
         self.config_hash = config_hash
         self.http = http
-        self.shard: str | None = None  # "I/N" when the daemon runs one shard's accounts
+        self.shard = shard  # "I/N" when the daemon runs one shard's accounts
         self.started_at = _now()
         self.accounts: dict[str, AccountRuntime] = {}
         self.paused: set[str] = set()  # accounts the operator paused (service.control)

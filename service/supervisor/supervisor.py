@@ -61,7 +61,7 @@ class Supervisor:
         self.log_format = choose_format(config.settings.logging.format, sys.stdout)
         self.stop_after = stop_after
         self.workers: dict[str, WorkerHandle] = {}
-        self.runtime = RuntimeStatus(state_dir, config.config_hash)
+        self.runtime = RuntimeStatus(state_dir, config.config_hash, shard=config.settings.shard)
         self.events = EventHub([self.runtime])
         self.http = http_endpoint(lambda: self.config, state_dir, self.runtime, self.workers,
                                   self.events)
