@@ -90,17 +90,13 @@ def _prune(folder: Path) -> None:
         stale.unlink(missing_ok=True)
 
 
-def sha256_of(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
-
-
 def _digest(path: Path) -> str:
     """The SHA-256 of a regular file's bytes; OSError for anything else or a huge file."""
     with open(path, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
             raise OSError(f"{path}: not a regular file of at most {MAX_CONFIG_BYTES} bytes")
-        return sha256_of(handle.read(MAX_CONFIG_BYTES + 1))
+        return hashlib.sha256(handle.read(MAX_CONFIG_BYTES + 1)).hexdigest()
 
 
 def _entry_path(settings_path: Path, settings_sha256: str, env: Mapping[str, str] | None
