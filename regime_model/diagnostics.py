@@ -10,11 +10,12 @@ quantiles; E-BFMI (Betancourt 2016) compares energy jumps with the energy's spre
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
 
-from regime_model.types import FloatArray
+from regime_model.types import FloatArray, IntArray
 
 
 class Convergence(NamedTuple):
@@ -76,8 +77,12 @@ def average_ranks(x: FloatArray) -> FloatArray:
     """1-based ranks along the last axis, ties given the mean of the ranks they span."""
     # Any sort will do: the members of a tie share one rank, whatever their order.
     order = np.argsort(x, axis=-1)
-    v = np.take_along_axis(x, order, axis=-1)
-    n = x.shape[-1]
+    return _ranks_of_sorted(np.take_along_axis(x, order, axis=-1), order)
+
+
+def _ranks_of_sorted(v: FloatArray, order: IntArray) -> FloatArray:
+    """average_ranks from the sorted values v and the order that sorts them."""
+    n = v.shape[-1]
     idx = np.broadcast_to(np.arange(n), v.shape)
     new = np.ones(v.shape, dtype=bool)
     new[..., 1:] = v[..., 1:] != v[..., :-1]
@@ -85,9 +90,20 @@ def average_ranks(x: FloatArray) -> FloatArray:
     last_new = np.ones(v.shape, dtype=bool)
     last_new[..., :-1] = new[..., 1:]
     last = np.minimum.accumulate(np.where(last_new, idx, n)[..., ::-1], axis=-1)[..., ::-1]
-    ranks = np.empty_like(x)
+    ranks = np.empty_like(v)
     np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=-1)
     return ranks
+
+
+@functools.lru_cache(maxsize=16)
+def _scores(n: int) -> FloatArray:
+    """The normal score of every possible average rank of n pooled draws (1, 1.5, ..., n),
+    indexed by 2 x rank - 2: ranks are half-integers, so the quantile function runs on
+    2n - 1 values once per draw count instead of on every draw of every update."""
+    ranks = np.arange(2, 2 * n + 1) / 2.0
+    out = normal_quantile((ranks - 0.375) / (n + 0.25))
+    out.flags.writeable = False
+    return out
 
 
 def _split(draws: FloatArray) -> FloatArray:
@@ -97,12 +113,32 @@ def _split(draws: FloatArray) -> FloatArray:
     return np.concatenate([head, tail], axis=-2)
 
 
-def _rank_normalise(chains: FloatArray) -> FloatArray:
-    """Normal scores of the pooled ranks, [..., M, n] -> same shape."""
-    shape = chains.shape
-    flat = chains.reshape(*shape[:-2], -1)
-    n = flat.shape[-1]
-    return normal_quantile((average_ranks(flat) - 0.375) / (n + 0.25)).reshape(shape)
+def _normal_scores(flat: FloatArray, order: IntArray, v: FloatArray) -> FloatArray:
+    """Normal scores of the pooled ranks of flat [..., P], given its sort (order, v)."""
+    ranks = _ranks_of_sorted(v, order)
+    index = (2.0 * ranks).astype(np.intp) - 2
+    out: FloatArray = _scores(flat.shape[-1])[index]
+    return out
+
+
+def _sorted_quantile(v: FloatArray, q: float) -> FloatArray:
+    """np.quantile(x, q, axis=-1) (its default, linear interpolation) from x sorted along
+    the last axis, with numpy's own arithmetic, so the result is the same to the bit."""
+    virtual = (v.shape[-1] - 1) * np.float64(q)
+    below = int(np.floor(virtual))
+    above = min(below + 1, v.shape[-1] - 1)
+    gamma = virtual - below
+    a, b = v[..., below], v[..., above]
+    diff = b - a
+    out: FloatArray = b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+    return out
+
+
+def _sorted_median(v: FloatArray) -> FloatArray:
+    """np.median(x, axis=-1) from x sorted along the last axis (the same bits)."""
+    h = v.shape[-1] // 2
+    out: FloatArray = v[..., h] if v.shape[-1] % 2 else (v[..., h - 1] + v[..., h]) / 2.0
+    return out
 
 
 def _rhat(chains: FloatArray) -> FloatArray:
@@ -153,24 +189,27 @@ def _ess(chains: FloatArray) -> FloatArray:
 
 
 def convergence(draws: FloatArray) -> Convergence:
-    """Per-parameter rank-normalised split R-hat and bulk ESS for draws [N, C, S, D]."""
+    """Per-parameter rank-normalised split R-hat, bulk and tail ESS for draws [N, C, S, D].
+
+    One sort of each parameter's pooled draws gives its ranks, its median and the 5 % and
+    95 % quantiles the tail ESS needs; the three ESS and the two R-hat run as one batch
+    each. The update runs this on every instrument at every bar, so it is kept to a few
+    whole-array passes.
+    """
     chains = _split(np.moveaxis(draws, -1, 1))  # [N, D, 2C, S//2]
-    z = _rank_normalise(chains)
-    flat = chains.reshape(*chains.shape[:-2], -1)
-    folded = np.abs(chains - np.median(flat, axis=-1)[..., None, None])
-    rhat = np.maximum(_rhat(z), _rhat(_rank_normalise(folded)))
-    return Convergence(rhat, _ess(z), _ess_tail(chains))
-
-
-def _ess_tail(chains: FloatArray) -> FloatArray:
-    flat = chains.reshape(*chains.shape[:-2], -1)
-    out: FloatArray | None = None
-    for q in (0.05, 0.95):
-        cut = np.quantile(flat, q, axis=-1)[..., None, None]
-        ess = _ess((chains <= cut).astype(np.float64))
-        out = ess if out is None else np.minimum(out, ess)
-    assert out is not None
-    return out
+    shape = chains.shape
+    flat = chains.reshape(*shape[:-2], -1)
+    order = np.argsort(flat, axis=-1)
+    v = np.take_along_axis(flat, order, axis=-1)
+    z = _normal_scores(flat, order, v).reshape(shape)
+    folded = np.abs(chains - _sorted_median(v)[..., None, None]).reshape(flat.shape)
+    folded_order = np.argsort(folded, axis=-1)
+    folded_v = np.take_along_axis(folded, folded_order, axis=-1)
+    zf = _normal_scores(folded, folded_order, folded_v).reshape(shape)
+    rhat = _rhat(np.stack([z, zf]))
+    indicators = [(chains <= _sorted_quantile(v, q)[..., None, None]) for q in (0.05, 0.95)]
+    ess = _ess(np.stack([z, *(i.astype(np.float64) for i in indicators)]))
+    return Convergence(np.maximum(rhat[0], rhat[1]), ess[0], np.minimum(ess[1], ess[2]))
 
 
 def ebfmi(energy: FloatArray) -> FloatArray:

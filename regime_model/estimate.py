@@ -13,7 +13,7 @@ import numpy as np
 from regime_model.adaptation import regularised_variance
 from regime_model.backend import Backend
 from regime_model.carry import InstrumentCarry
-from regime_model.diagnostics import convergence, ebfmi
+from regime_model.diagnostics import Convergence, convergence, ebfmi
 from regime_model.sampler import SampleResult
 from regime_model.spec import ModelSpec
 from regime_model.types import BoolArray, FloatArray, IntArray
@@ -90,12 +90,15 @@ def estimate_of(
     """The estimate of every instrument of the run, and the carries its next update starts from."""
     C, N = spec.chains, len(scale)
     draws = result.draws.reshape(N, C, spec.draws, -1)
-    diag = convergence(draws)
     summary = _summarise(result, y, scale, spec, backend)
+    # The parameters and the two decision quantities in one batch (one pass, not two).
+    both = convergence(np.concatenate([draws, summary.decision_draws], axis=-1))
+    D = draws.shape[-1]
+    diag = Convergence(*(field[:, :D] for field in both))
     # The gate is on what the strategy trades on. In a window that shows one regime only,
     # the unused state's parameters are weakly identified and their R-hat stays high
     # although every chain agrees on P(turbulent) and the predictive sd.
-    rhat_decision = convergence(summary.decision_draws).rhat.max(axis=1)
+    rhat_decision = both.rhat[:, D:].max(axis=1)
     divergences = result.divergences.reshape(N, C).sum(axis=1)
     estimate = RegimeEstimate(
         *summary[:3],

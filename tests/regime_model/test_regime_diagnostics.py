@@ -57,3 +57,30 @@ def test_tail_ess_is_near_the_draw_count_for_independent_draws_and_ebfmi_near_on
     assert (np.abs(ebfmi(white) - 2.0) < 0.2).all()  # independent energies: E-BFMI = 2
     walk = np.cumsum(white, axis=1)
     assert (ebfmi(walk) < 0.05).all()  # a random-walk energy explores poorly
+
+
+def test_quantiles_and_scores_from_one_sort_equal_numpys_to_the_bit() -> None:
+    """convergence() sorts each parameter's draws once and reads the median, the tail
+    quantiles and the rank scores from that sort: the same bits as numpy's own functions
+    (the update's golden digest depends on them)."""
+    from regime_model.diagnostics import _scores, _sorted_median, _sorted_quantile  # noqa: PLC0415
+
+    rng = np.random.default_rng(4)
+    for n in (7, 20, 160, 161):
+        x = np.round(rng.normal(size=(5, n)), 1)  # rounded: ties, as rejections give
+        v = np.sort(x, axis=-1)
+        assert np.array_equal(_sorted_median(v), np.median(x, axis=-1))
+        for q in (0.05, 0.5, 0.95):
+            assert np.array_equal(_sorted_quantile(v, q), np.quantile(x, q, axis=-1))
+        ranks = average_ranks(x)
+        direct = normal_quantile((ranks - 0.375) / (n + 0.25))
+        assert np.array_equal(_scores(n)[(2 * ranks).astype(int) - 2], direct)
+
+
+def test_instruments_are_diagnosed_independently_of_the_batch_they_are_in() -> None:
+    draws = np.random.default_rng(5).normal(size=(6, 4, 40, 3))
+    whole = convergence(draws)
+    for i in (0, 5):
+        alone = convergence(draws[i : i + 1])
+        for field_whole, field_alone in zip(whole, alone, strict=True):
+            np.testing.assert_allclose(field_whole[i], field_alone[0], rtol=1e-12)
