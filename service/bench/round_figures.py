@@ -116,6 +116,16 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _model_parts(updates: list[dict[str, Any]]) -> dict[str, dict[str, float] | None]:
+    """The model stage's own parts over the warm updates (the backend's run, the host's
+    summary and diagnostics, the extension blocks), p50 and p99; a part an update did not
+    run (no extension) counts as 0 ms there."""
+    counts = {"gradient_evals", "extended"}
+    parts = sorted({k for e in updates for k in e.get("model", {})} - counts)
+    return {k: _stats([e.get("model", {}).get(k, 0.0) for e in updates], ("p50", "p99"))
+            for k in parts}
+
+
 def figures(run: RoundRun) -> dict[str, Any]:
     """round_ms, stages_ms, device traffic, and what ran it."""
     listed = rounds(run)
@@ -133,6 +143,7 @@ def figures(run: RoundRun) -> dict[str, Any]:
                                 ("p50", "p99")) for s in STAGES},
         "cold_stages_ms": {s: _stats([e["timings_ms"].get(s, 0.0) for e in cold_updates],
                                      ("p50", "max")) for s in STAGES},
+        "model_parts_ms": _model_parts(warm_updates),
         "submissions_per_update": _device(warm_updates, "submissions"),
         "upload_bytes_per_update": _device(warm_updates, "upload_bytes"),
         "cold_submissions_per_update": _device(cold_updates, "submissions"),

@@ -45,6 +45,11 @@ def test_a_short_real_run_gives_consistent_figures(
     assert set(result["stages_ms"]) == STAGES
     assert all(set(s) == {"p50", "p99"} and _ordered(s) for s in result["stages_ms"].values())
     assert all(_ordered(result["round_ms"][k]) for k in ("cold", "warm", "warm_overlapped"))
+    # The model stage's parts: each is inside the stage in every update, so in the median
+    parts = result["model_parts_ms"]
+    assert "summary" in parts and "sampling" in parts
+    model_p50 = result["stages_ms"]["model"]["p50"]
+    assert all(p["p50"] <= model_p50 + ROUNDING_MS for p in parts.values())
     _check_counts(result)
     _check_rounds(result)
 
