@@ -10,6 +10,7 @@ reference whose R-hat exceeds 1.01 is reported as such (`reference_rhat`), not h
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import platform
 import time
@@ -40,6 +41,26 @@ class Series(NamedTuple):
     end: date
     window: int = 256
     extend_max: int = ModelSpec().extend_max  # the daemon's blocks of run-on per update
+    # Other ModelSpec fields of the warm updates, to measure a change to the sampler
+    # (chains, draws, steps_max, ...) against the same references; none: the daemon's.
+    overrides: tuple[tuple[str, Any], ...] = ()
+
+
+def warm_spec(series: Series) -> ModelSpec:
+    """The warm updates' ModelSpec: the daemon's, with the series' window and overrides."""
+    fields = {f.name: f for f in dataclasses.fields(ModelSpec)}
+    changes: dict[str, Any] = {"window": series.window, "extend_max": series.extend_max}
+    for name, text in series.overrides:
+        if name not in fields or name in ("window", "priors"):
+            settable = sorted(set(fields) - {"window", "priors"})
+            raise ValueError(f"--model-set {name}: not a ModelSpec field; one of {settable}")
+        default = getattr(ModelSpec(), name)
+        try:
+            changes[name] = type(default)(text)
+        except ValueError:
+            kind = type(default).__name__
+            raise ValueError(f"--model-set {name}={text}: {name} takes {kind} values") from None
+    return ModelSpec(**changes)
 
 
 def _reference_job(job: tuple[np.ndarray, int, Reference]) -> tuple[float, float]:
@@ -56,17 +77,50 @@ def _range(dates: list[str], start: date, end: date) -> tuple[int, int]:
     return inside[0], inside[-1]
 
 
-def measure(series: Series, seed: int, jobs: int, ref: Reference) -> dict[str, Any]:
+def known_references(
+    path: Path, series: Series, seed: int, ref: Reference
+) -> dict[str, tuple[float, float]]:
+    """The references of an earlier run's JSON, by bar time, when that run used the same
+    series, window, seed and reference settings (a reference does not depend on the warm
+    path, so a change to the warm updates can be measured without recomputing them)."""
+    import json  # noqa: PLC0415 - only this option reads JSON
+
+    old = json.loads(path.read_text())
+    same = {"column": series.column.lower(), "window": series.window, "seed": seed,
+            "reference": ref._asdict(), "csv": Path(series.path).name}
+    found = {"column": str(old.get("column", "")).lower(), "window": old.get("window"),
+             "seed": old.get("seed"), "reference": old.get("reference"),
+             "csv": Path(str(old.get("csv", ""))).name}  # fmt: skip
+    differ = [k for k in same if same[k] != found[k]]
+    if differ:
+        raise ValueError(
+            f"{path}: its references were made with other settings ({', '.join(differ)}: "
+            f"{[found[k] for k in differ]} here {[same[k] for k in differ]}); "
+            "run without --references to compute them"
+        )
+    return {b["time"]: (b["reference"], b["reference_rhat"]) for b in old["bars"]}
+
+
+def measure(
+    series: Series, seed: int, jobs: int, ref: Reference,
+    known: dict[str, tuple[float, float]] | None = None,
+) -> dict[str, Any]:
     t0 = time.perf_counter()
     dates, prices = read_prices(series.path, series.column)
     closes = np.asarray(prices)
     first, last = _range(dates, series.start, series.end)
-    spec = ModelSpec(window=series.window, extend_max=series.extend_max)
+    spec = warm_spec(series)
     steps = replay(dates, closes, first - 1, last, spec, seed)
     returns = np.diff(np.log(closes))  # returns[i - 1] ends at bar i
-    work = [(returns[i - series.window : i], seed, ref) for i in range(first, last + 1)]
-    with multiprocessing.get_context("spawn").Pool(max(1, jobs)) as pool:
-        references = pool.map(_reference_job, work, chunksize=1)
+    known = known or {}
+    todo = [i for i in range(first, last + 1) if dates[i] not in known]
+    work = [(returns[i - series.window : i], seed, ref) for i in todo]
+    computed: list[tuple[float, float]] = []
+    if work:
+        with multiprocessing.get_context("spawn").Pool(max(1, jobs)) as pool:
+            computed = pool.map(_reference_job, work, chunksize=1)
+    fresh = dict(zip((dates[i] for i in todo), computed, strict=True))
+    references = [known.get(dates[i]) or fresh[dates[i]] for i in range(first, last + 1)]
     rows: list[dict[str, Any]] = [
         {"time": s.time, "warm": round(s.p_turbulent, 4), "reference": round(r, 4),
          "converged": s.converged, "reference_rhat": round(rhat, 4),
@@ -83,8 +137,10 @@ def measure(series: Series, seed: int, jobs: int, ref: Reference) -> dict[str, A
         "references_above_rhat_1_01": sum(r["reference_rhat"] > 1.01 for r in rows),
         "csv": str(series.path), "column": series.column, "from": str(series.start),
         "to": str(series.end), "window": series.window, "seed": seed,
-        "reference": ref._asdict(), "daemon_spec": {"chains": spec.chains,
-        "warmup_warm": spec.warmup_warm, "draws": spec.draws, "extend_max": spec.extend_max},
+        "reference": ref._asdict(), "references_reused": len(references) - len(todo),
+        "daemon_spec": {"chains": spec.chains,
+        "warmup_warm": spec.warmup_warm, "draws": spec.draws, "extend_max": spec.extend_max,
+        "overrides": dict(series.overrides)},
         "machine": f"{platform.node()} ({platform.machine()})", "date": time.strftime("%Y-%m-%d"),
         "seconds": round(time.perf_counter() - t0, 1),
     }  # fmt: skip

@@ -105,11 +105,17 @@ def _regime_change_parser(kinds: Kinds) -> None:
     rc.add_argument("--window", type=int, default=256)
     rc.add_argument("--extend-max", type=int, default=1, choices=range(9), metavar="0-8",
                     help="the warm updates' [model] extend_max (default 1, the daemon's)")
+    rc.add_argument("--model-set", action="append", default=[], metavar="FIELD=VALUE",
+                    help="change one field of the warm updates' ModelSpec (chains, draws, "
+                    "steps_max, warmup_warm, ...), repeatable: measure a sampler change")
     rc.add_argument("--seed", type=int, default=7)
     rc.add_argument("--jobs", type=int, default=2, help="reference runs at a time")
     rc.add_argument("--reference-chains", type=int, default=8)
     rc.add_argument("--reference-draws", type=int, default=4000)
     rc.add_argument("--reference-warmup", type=int, default=1000)
+    rc.add_argument("--references", type=Path, metavar="JSON",
+                    help="reuse the references of an earlier run's --out JSON (same series, "
+                    "window, seed and reference settings): only the warm path is re-run")
     add_output_flags(rc, "the figures")
     rc.add_argument("--write-synthetic", type=Path, metavar="PATH",
                     help="write a synthetic series with known switch points (from --seed) "
@@ -133,14 +139,21 @@ def regime_change_handler(args: argparse.Namespace) -> int:
         print("regime-trader bench regime-change: the reference needs >= 8 chains and "
               ">= 4000 draws", file=sys.stderr)
         return 2
+    overrides = tuple(tuple(item.split("=", 1)) for item in args.model_set)
+    if any(len(pair) != 2 for pair in overrides):
+        print("regime-trader bench regime-change: --model-set takes FIELD=VALUE", file=sys.stderr)
+        return 2
     series = regime_change.Series(
-        args.csv, args.column, args.start, args.end, args.window, args.extend_max
+        args.csv, args.column, args.start, args.end, args.window, args.extend_max, overrides
     )
     reference = regime_change.Reference(
         args.reference_chains, args.reference_draws, args.reference_warmup
     )
     try:
-        figures = regime_change.measure(series, args.seed, args.jobs, reference)
+        regime_change.warm_spec(series)  # a bad --model-set fails before any work
+        known = (None if args.references is None else
+                 regime_change.known_references(args.references, series, args.seed, reference))
+        figures = regime_change.measure(series, args.seed, args.jobs, reference, known)
     except (OSError, ValueError) as error:
         print(f"regime-trader bench regime-change: {error}", file=sys.stderr)
         return 65

@@ -48,3 +48,35 @@ def test_the_command_refuses_a_short_reference(
     argv = ["bench", "regime-change", "--write-synthetic", str(tmp_path / "s.csv"), "--json"]
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["switches"]
+
+
+def test_a_second_run_reuses_the_references_and_changes_only_the_warm_path(
+    tmp_path: Path,
+) -> None:
+    """References do not depend on the warm updates: a sampler change is measured against
+    the first run's references (the same numbers, reused), with its own warm estimates."""
+    regime_change.synthetic_csv(tmp_path / "s.csv", seed=3, bars=300)
+    series = regime_change.Series(tmp_path / "s.csv", "Close", date(2010, 10, 1),
+                                  date(2010, 10, 2), window=64, extend_max=0)  # fmt: skip
+    ref = regime_change.Reference(2, 40, 40)
+    first = regime_change.measure(series, 7, 1, ref)
+    (tmp_path / "first.json").write_text(json.dumps(first))
+    changed = series._replace(overrides=(("chains", "6"),))
+    known = regime_change.known_references(tmp_path / "first.json", changed, 7, ref)
+    second = regime_change.measure(changed, 7, 1, ref, known)
+    assert second["references_reused"] == 2 and first["references_reused"] == 0
+    assert [b["reference"] for b in second["bars"]] == [b["reference"] for b in first["bars"]]
+    assert second["daemon_spec"]["chains"] == 6 and first["daemon_spec"]["chains"] == 4
+    with pytest.raises(ValueError, match=r"other settings \(seed"):
+        regime_change.known_references(tmp_path / "first.json", series, 8, ref)
+
+
+def test_a_model_override_must_name_a_field_and_fit_its_type(tmp_path: Path) -> None:
+    series = regime_change.Series(tmp_path / "s.csv", "Close", date(2010, 10, 1),
+                                  date(2010, 10, 2), overrides=(("chain", "8"),))  # fmt: skip
+    with pytest.raises(ValueError, match=r"not a ModelSpec field; one of .*'chains'"):
+        regime_change.warm_spec(series)
+    with pytest.raises(ValueError, match="steps_max=six: steps_max takes int values"):
+        regime_change.warm_spec(series._replace(overrides=(("steps_max", "six"),)))
+    spec = regime_change.warm_spec(series._replace(overrides=(("steps_max", "9"),)))
+    assert spec.steps_max == 9 and spec.window == 256
