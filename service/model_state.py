@@ -32,6 +32,9 @@ class InstrumentState:
     decision: Decision | None = None
     regime: int | None = None
     retiring: bool = False  # removed from the rotation; its position is being closed
+    # Returns appended since the last checkpoint stored them (the newest `unsaved` of
+    # `returns`, or all of them if more arrived than a window holds).
+    unsaved: int = 0
 
     def append(self, bars: list[Bar], window: int) -> int:
         """Append bars newer than the last one seen; keep the last `window` returns."""
@@ -41,6 +44,7 @@ class InstrumentState:
             closes = np.concatenate(([self.last_close], closes))
         if closes.size >= 2:
             self.returns = np.concatenate((self.returns, np.diff(np.log(closes))))[-window:]
+            self.unsaved += closes.size - 1
         if fresh:
             self.last_bar_time, self.last_close = fresh[-1].time, fresh[-1].close
         return len(fresh)
@@ -74,6 +78,11 @@ class ModelState:
             else:
                 del self.instruments[symbol]
         return added, removed
+
+    def saved(self) -> None:
+        """A checkpoint committed every instrument's returns."""
+        for instrument in self.instruments.values():
+            instrument.unsaved = 0
 
     def retiring(self) -> list[Symbol]:
         return sorted(s for s, st in self.instruments.items() if st.retiring)

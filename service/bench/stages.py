@@ -98,9 +98,25 @@ def measure(instruments: int = 268, window: int = 256, updates: int = 20,
         try:
             rig.trader.resume()
             events = [rig.update(n) for n in range(updates + 1)]
+            tables = rig.store.table_bytes()
         finally:
             rig.close()
-    return _figures(events, instruments, window, backend)
+    return {**_figures(events, instruments, window, backend),
+            "storage": _storage(tables, instruments, len(events))}
+
+
+def _storage(tables: dict[str, tuple[int, int]] | None, instruments: int,
+             checkpoints: int) -> dict[str, float] | None:
+    """What the updates cost the database: bytes per stored return (one per instrument and
+    bar), per window record (one per instrument and checkpoint), per checkpoint row."""
+    if tables is None:
+        return None
+    per = {name: (used / rows if rows else 0.0) for name, (used, rows) in tables.items()}
+    return {"returns_bytes_per_bar": round(per["returns"], 1),
+            "windows_bytes_per_instrument_checkpoint": round(per["windows"], 1),
+            "checkpoint_row_bytes": round(per["checkpoints"], 1),
+            "bytes_per_instrument_update": round(
+                sum(used for used, _ in tables.values()) / (instruments * checkpoints), 1)}
 
 
 def _figures(events: list[dict[str, Any]], instruments: int, window: int,

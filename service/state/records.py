@@ -7,10 +7,13 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from service.state.errors import UnusableStateError
 from service.types import OrderIntent, OrderStatus, Side
+
+if TYPE_CHECKING:  # `status` reads these records without loading numpy
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,15 @@ class Checkpoint:
     @property
     def model_digest(self) -> str:
         return hashlib.sha256(self.model).hexdigest()
+
+
+@dataclass(frozen=True)
+class WindowWrite:
+    """One instrument's window at a checkpoint: the returns that arrived since the last
+    checkpoint (`fresh`, oldest first) and how many of the newest stored ones it spans."""
+
+    fresh: np.ndarray
+    length: int
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 from service.state.errors import UnusableStateError
 from service.state.order_ids import EPOCH_RE, OrderIds, new_epoch
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 READABLE_FROM = 1  # the oldest version whose tables `status` and `last_seq` can read
 
 # Version 1: the tables. CREATE ... IF NOT EXISTS, so it is also a no-op on any later version.
@@ -89,6 +89,27 @@ CREATE TABLE IF NOT EXISTS instrument_history (
     PRIMARY KEY (seq, symbol)
 );
 """
+
+# Version 4: each instrument's returns once (`returns`: its idx-th return since it was first
+# seen, numbered on past a removal so a symbol added again cannot overwrite the rows an
+# older checkpoint still reads), and each checkpoint's window of them (`windows`: rows
+# [start, stop)); the checkpoint's blob holds the carries and a SHA-256 of each window.
+# Before, every checkpoint held every window whole (service.state.returns_rows).
+RETURNS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS returns (
+    symbol TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    value REAL NOT NULL,
+    PRIMARY KEY (symbol, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS windows (
+    seq INTEGER NOT NULL,
+    symbol TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    stop INTEGER NOT NULL,
+    PRIMARY KEY (seq, symbol)
+) WITHOUT ROWID;
+"""
 ACCOUNT_KEY = "account"
 EPOCH_KEY = "order_epoch"
 LEGACY_KEY = "legacy_order_ids"  # "1": ids without an epoch (previous release) are ours
@@ -141,8 +162,16 @@ def _add_history(conn: sqlite3.Connection, account: str | None) -> None:
         conn.execute(statement)  # not executescript: it would COMMIT the migration
 
 
+def _add_returns(conn: sqlite3.Connection, account: str | None) -> None:
+    """4: returns stored once. Checkpoints of version 3 keep their windows in their blob
+    (decode_model_state reads both forms); the first checkpoint after the migration writes
+    every window into the new tables."""
+    for statement in filter(str.strip, RETURNS_SCHEMA.split(";")):
+        conn.execute(statement)
+
+
 # Keyed by the version each one brings the database to; version 1 is SCHEMA itself.
-MIGRATIONS: dict[int, Migration] = {2: _add_identity, 3: _add_history}
+MIGRATIONS: dict[int, Migration] = {2: _add_identity, 3: _add_history, 4: _add_returns}
 
 
 def migrate(conn: sqlite3.Connection, path: Path, account: str | None) -> None:

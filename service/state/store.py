@@ -10,16 +10,17 @@ live in service.state.schema, the row forms in service.state.records.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from service.state import history, schema
+from service.state import history, returns_rows, schema
 from service.state.errors import StateError, StateUnavailableError, UnusableStateError
 from service.state.order_ids import OrderIds
 from service.state.records import (
     Checkpoint,
     DecisionRow,
     IntentRecord,
+    WindowWrite,
     checkpoint_from_row,
     checkpoint_row,
     decision_row,
@@ -68,6 +69,7 @@ class StateStore:
         self.path = path
         self.retention = retention
         self._conn = _open(path)
+        self._returns = returns_rows.ReturnsRows()
         try:
             self.ids: OrderIds = _prepare(self._conn, path, account)
         except sqlite3.Error as error:
@@ -108,18 +110,25 @@ class StateStore:
         decisions: Sequence[DecisionRow],
         intents: Sequence[OrderIntent],
         inside: Callable[[], None] | None = None,
+        windows: Mapping[str, WindowWrite] | None = None,
     ) -> None:
         """The checkpoint of one update, all or nothing. Refuses a sequence gap. A failed
         write (disk full, I/O error) rolls back and raises StateError: nothing of this
-        update may be sent. `inside` runs before COMMIT (the tests' crash point)."""
+        update may be sent. `inside` runs before COMMIT (the tests' crash point);
+        `windows`: each instrument's new returns and window (service.state.returns_rows)."""
         try:
-            self._commit_update(checkpoint, decisions, intents, inside)
+            stops = self._commit_update(checkpoint, decisions, intents, inside, windows or {})
         except sqlite3.OperationalError as error:  # disk full, I/O error, locked
+            self._returns.forget()
             raise StateError(
                 f"{self.path}: checkpoint {checkpoint.seq} was not committed ({error}); "
                 "none of its orders was sent; free disk space or fix the device, the "
                 "worker resumes from the last committed checkpoint"
             ) from error
+        except BaseException:
+            self._returns.forget()
+            raise
+        self._returns.committed(stops)
 
     def _commit_update(
         self,
@@ -127,7 +136,8 @@ class StateStore:
         decisions: Sequence[DecisionRow],
         intents: Sequence[OrderIntent],
         inside: Callable[[], None] | None,
-    ) -> None:
+        windows: Mapping[str, WindowWrite],
+    ) -> dict[str, int]:
         with self._transaction() as conn:
             self._refuse_gap(conn, checkpoint.seq)
             conn.execute("INSERT INTO checkpoints VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -140,9 +150,11 @@ class StateStore:
                 [pending_intent_row(checkpoint.seq, i) for i in intents],
             )
             history.record_update(conn, checkpoint, decisions)
+            stops = self._returns.write(conn, checkpoint.seq, windows)
             self._prune(conn, checkpoint.seq)
             if inside is not None:
                 inside()
+        return stops
 
     def _refuse_gap(self, conn: sqlite3.Connection, seq: int) -> None:
         last = conn.execute("SELECT MAX(seq) FROM checkpoints").fetchone()[0]
@@ -162,6 +174,10 @@ class StateStore:
         ).fetchone()
         return None if row is None else checkpoint_from_row(row)
 
+    def windows(self, seq: int) -> dict[str, list[float]]:
+        """Checkpoint `seq`'s return windows by symbol (none for one of schema version 3)."""
+        return returns_rows.read_windows(self._conn, seq)
+
     def decisions(self, seq: int) -> list[DecisionRow]:
         rows = self._conn.execute(
             "SELECT symbol, regime, p_turbulent, pred_mean, pred_vol, converged, target_weight, "
@@ -169,6 +185,20 @@ class StateStore:
         )
         return [DecisionRow(r[0], int(r[1]), r[2], r[3], r[4], bool(r[5]), r[6], r[7])
                 for r in rows]  # fmt: skip
+
+    def table_bytes(self) -> dict[str, tuple[int, int]] | None:
+        """(bytes used, rows) of each table, from SQLite's dbstat (None where this SQLite
+        was built without it): what a bar costs the database."""
+        try:
+            used = dict(self._conn.execute(
+                "SELECT name, SUM(pgsize - unused) FROM dbstat GROUP BY name").fetchall())
+        except sqlite3.OperationalError:  # no such table: dbstat
+            return None
+        names = [n for (n,) in self._conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        return {n: (int(used.get(n, 0)),
+                    int(self._conn.execute(f'SELECT COUNT(*) FROM "{n}"').fetchone()[0]))
+                for n in names}  # fmt: skip
 
     def model_digests(self) -> dict[int, str]:
         rows = self._conn.execute("SELECT seq, model_digest FROM checkpoints ORDER BY seq")
@@ -226,6 +256,7 @@ class StateStore:
         cutoff = seq - self.retention
         conn.execute("DELETE FROM checkpoints WHERE seq <= ?", (cutoff,))
         conn.execute("DELETE FROM decisions WHERE seq <= ?", (cutoff,))
+        returns_rows.prune(conn, seq, cutoff)
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -242,7 +273,7 @@ def _open(path: Path) -> sqlite3.Connection:
 
 
 def _prepare(conn: sqlite3.Connection, path: Path, account: str | None) -> OrderIds:
-    conn.executescript(schema.SCHEMA + schema.HISTORY_SCHEMA)
+    conn.executescript(schema.SCHEMA + schema.HISTORY_SCHEMA + schema.RETURNS_SCHEMA)
     verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
     if verdict != "ok":
         raise UnusableStateError(

@@ -39,8 +39,8 @@ def _inputs(store: StateStore, seq: int, seed: int) -> tuple[UpdateInputs, dict[
     stamp = at.book.get(STAMP_KEY)
     if not stamp:
         raise ReplayError(f"checkpoint {seq} carries no inputs stamp (written by an older release)")
-    previous = decode_model_state(before.model, before.book)
-    now = decode_model_state(at.model, at.book)
+    previous = decode_model_state(before.model, before.book, store.windows(seq - 1))
+    now = decode_model_state(at.model, at.book, store.windows(seq))
     modelled = list(stamp["modelled"])
     # Windows as update N saw them (checkpoint N), carries as it started (checkpoint N-1).
     for symbol in modelled:

@@ -122,7 +122,8 @@ class Trader:
         with the broker (cancel stale open orders, adopt its positions)."""
         checkpoint = self.store.latest()
         if checkpoint is not None:
-            self.model_state = decode_model_state(checkpoint.model, checkpoint.book)
+            windows = self.store.windows(checkpoint.seq)
+            self.model_state = decode_model_state(checkpoint.model, checkpoint.book, windows)
             self.seq, self.last_bar_time = checkpoint.seq, checkpoint.bar_time
             self.cursor.value = checkpoint.bar_time
         self._sync_rotation()  # the file may have changed while we were down
@@ -246,7 +247,7 @@ class Trader:
         rows: list[DecisionRow],
         intents: list[OrderIntent],
     ) -> None:
-        model, book = encode_model_state(self.model_state)
+        model, book, windows = encode_model_state(self.model_state)
         # for `status`; resume ignores it
         book[WARMING_KEY] = self.warmup.book_entry(self.model_state, self.cold.pending())
         book[STAMP_KEY] = self.update_stamp  # for `replay`; resume ignores it
@@ -264,4 +265,5 @@ class Trader:
             book=book,
         )
         self.store.commit_update(checkpoint, rows, intents,
-                                 inside=lambda: self.faults.hit("in_commit"))
+                                 inside=lambda: self.faults.hit("in_commit"), windows=windows)
+        self.model_state.saved()

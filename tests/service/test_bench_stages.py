@@ -11,3 +11,16 @@ def test_bench_stages_times_every_stage_of_a_real_trader_that_trades() -> None:
     assert set(figures["cold_ms"]) == set(stages.STAGES) == set(figures["warm_ms"])
     assert all(set(v) == {"p50", "p99", "max"} for v in figures["warm_ms"].values())
     assert figures["cold_ms"]["fetch"] > 0 and figures["warm_ms"]["checkpoint"]["max"] > 0
+    # What the updates cost the database: a stored return is a row of a few tens of bytes
+    # (its 8-byte value, symbol, index and SQLite's cell header), stored once
+    storage = figures["storage"]
+    assert 8 < storage["returns_bytes_per_bar"] < 40
+    assert 8 < storage["windows_bytes_per_instrument_checkpoint"] < 40
+
+
+def test_a_checkpoint_row_does_not_grow_with_the_window() -> None:
+    """The windows are stored once as returns, not in every checkpoint (where 4 windows of
+    128 more returns would add 4 KB to each row)."""
+    short = stages.measure(instruments=4, window=32, updates=2)["storage"]
+    long = stages.measure(instruments=4, window=160, updates=2)["storage"]
+    assert abs(long["checkpoint_row_bytes"] - short["checkpoint_row_bytes"]) < 64

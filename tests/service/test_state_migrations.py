@@ -59,12 +59,20 @@ def test_a_database_of_the_previous_release_migrates_and_resumes(tmp_path: Path)
     state = decode_model_state(latest.model, latest.book)
     assert state.rotation_start == 1 and np.array_equal(state.instruments["SPY"].returns, RETURNS)
     assert state.instruments["SPY"].decision is not None and not state.instruments["SPY"].retiring
-    model, book = encode_model_state(state)
+    # The old checkpoint's window was in its blob: the first new one stores all of it
+    assert state.instruments["SPY"].unsaved == len(RETURNS)
+    model, book, windows = encode_model_state(state)
+    assert np.array_equal(windows["SPY"].fresh, RETURNS) and windows["SPY"].length == 3
     store.commit_update(Checkpoint(2, BAR, "h", "numpy", "cpu", "float64", 90_000.0,
-                                   100_000.0, model, book), [], [])
+                                   100_000.0, model, book), [], [], windows=windows)
     store.close()
     reopened = StateStore(path, account="alpha")
     assert reopened.checkpoint_seqs() == [1, 2] and reopened.ids.epoch == store.ids.epoch
+    second = reopened.checkpoint(2)
+    assert second is not None and b"SPY/returns" not in second.model
+    resumed = decode_model_state(second.model, second.book, reopened.windows(2))
+    assert np.array_equal(resumed.instruments["SPY"].returns, RETURNS)
+    assert resumed.instruments["SPY"].unsaved == 0
     reopened.close()
 
 

@@ -1,0 +1,164 @@
+"""Returns are stored once per instrument and bar; every retained checkpoint still gets its
+exact window back, through removals, catch-ups, pruning and a rolled-back update."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from service.model_state import InstrumentState, ModelState
+from service.state import returns_rows
+from service.state.checkpoint_codec import decode_model_state, encode_model_state
+from service.state.store import Checkpoint, StateStore, UnusableStateError
+from service.types import Bar
+
+T0 = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
+WINDOW = 16
+
+
+class Account:
+    """A worker's checkpointing, without the model: bars in, one checkpoint per update."""
+
+    def __init__(self, path: Path, symbols: list[str], retention: int = 500) -> None:
+        self.store = StateStore(path, retention=retention, account="alpha")
+        self.state = ModelState({s: InstrumentState(s) for s in symbols})
+        self.seq, self.bar = 0, 0
+        self.expected: dict[int, dict[str, np.ndarray]] = {}  # seq -> the windows it held
+
+    def bars(self, count: int) -> None:
+        """`count` new bars for every instrument (closes from the bar and symbol numbers)."""
+        for symbol, instrument in self.state.instruments.items():
+            new = [Bar(T0 + timedelta(minutes=self.bar + i), 1, 1, 1,
+                       100.0 + np.sin(self.bar + i + len(symbol)), 1) for i in range(count)]
+            instrument.append(new, WINDOW)
+        self.bar += count
+
+    def update(self, count: int = 1, fail: bool = False) -> None:
+        self.bars(count)
+        model, book, windows = encode_model_state(self.state)
+        checkpoint = Checkpoint(self.seq + 1, T0, "h", "numpy", "cpu", "float64", 1.0, 1.0,
+                                model, book)  # fmt: skip
+
+        def crash() -> None:
+            raise RuntimeError("simulated crash inside the transaction")
+
+        self.store.commit_update(checkpoint, [], [], inside=crash if fail else None,
+                                 windows=windows)  # fmt: skip
+        self.seq += 1
+        self.state.saved()
+        self.expected[self.seq] = {s: i.returns.copy() for s, i in self.state.instruments.items()}
+
+    def windows_at(self, seq: int) -> dict[str, np.ndarray]:
+        at = self.store.checkpoint(seq)
+        assert at is not None
+        state = decode_model_state(at.model, at.book, self.store.windows(seq))
+        return {s: i.returns for s, i in state.instruments.items()}
+
+    def check_every_retained_checkpoint(self) -> None:
+        for seq in self.store.checkpoint_seqs():
+            got = self.windows_at(seq)
+            assert set(got) == set(self.expected[seq])
+            for symbol, window in self.expected[seq].items():
+                assert np.array_equal(got[symbol], window), (seq, symbol)
+
+    def rows(self) -> int:
+        return int(self.store._conn.execute("SELECT COUNT(*) FROM returns").fetchone()[0])
+
+
+def test_each_return_is_stored_once_and_every_checkpoint_reads_its_window(
+    tmp_path: Path,
+) -> None:
+    account = Account(tmp_path / "alpha.sqlite", ["SPY", "QQQ"])
+    for _ in range(40):
+        account.update()
+    account.check_every_retained_checkpoint()
+    # 40 bars give 39 returns per instrument, each one row, though 40 checkpoints hold
+    # windows of up to 16 of them
+    assert account.rows() == 2 * 39
+    latest = account.store.latest()
+    assert latest is not None and b"/returns" not in latest.model  # no window in the blob
+
+
+def test_a_catch_up_longer_than_the_window_and_a_symbol_added_again(tmp_path: Path) -> None:
+    account = Account(tmp_path / "alpha.sqlite", ["SPY", "IWM"])
+    for _ in range(5):
+        account.update()
+    account.update(count=3 * WINDOW)  # after an outage: only the last WINDOW are kept
+    del account.state.instruments["IWM"]  # removed from the rotation ...
+    account.update()
+    account.state.ensure(("IWM",))  # ... and added again: it starts cold, numbered on
+    for _ in range(4):
+        account.update()
+    account.check_every_retained_checkpoint()
+    idx = account.store._conn.execute(
+        "SELECT MIN(idx), MAX(idx), COUNT(*) FROM returns WHERE symbol = 'IWM'").fetchone()
+    assert idx[1] - idx[0] + 1 == idx[2]  # one run of numbers, nothing overwritten
+
+
+def test_returns_no_retained_window_reaches_are_pruned(tmp_path: Path) -> None:
+    retention = 10
+    account = Account(tmp_path / "alpha.sqlite", ["SPY", "QQQ", "GLD"], retention=retention)
+    for _ in range(returns_rows.PRUNE_EVERY * 2):
+        account.update()
+    del account.state.instruments["GLD"]  # in no window once its checkpoints are pruned
+    for _ in range(returns_rows.PRUNE_EVERY):
+        account.update()
+    account.check_every_retained_checkpoint()
+    assert len(account.store.checkpoint_seqs()) == retention
+    # what the oldest retained window reaches, plus the returns since, for SPY and QQQ;
+    # GLD keeps one row, so that its numbers go on after any it used
+    per_symbol = WINDOW + retention - 1 + returns_rows.PRUNE_EVERY - 1
+    assert 2 * (WINDOW + retention - 1) + 1 <= account.rows() <= 2 * per_symbol + 1
+
+
+def test_a_rolled_back_update_stores_nothing_and_the_next_one_numbers_on(
+    tmp_path: Path,
+) -> None:
+    account = Account(tmp_path / "alpha.sqlite", ["SPY"])
+    for _ in range(3):
+        account.update()
+    before = account.rows()
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        account.update(fail=True)
+    assert account.rows() == before and account.store.checkpoint_seqs() == [1, 2, 3]
+    # The worker resumes from checkpoint 3 and fetches the same bar again
+    resumed = account.windows_at(3)
+    at = account.store.checkpoint(3)
+    assert at is not None
+    account.state = decode_model_state(at.model, at.book, account.store.windows(3))
+    assert np.array_equal(resumed["SPY"], account.expected[3]["SPY"])
+    account.bar -= 1
+    account.update()
+    account.check_every_retained_checkpoint()
+    assert account.rows() == before + 1
+
+
+def test_a_damaged_return_is_found_on_resume(tmp_path: Path) -> None:
+    account = Account(tmp_path / "alpha.sqlite", ["SPY"])
+    for _ in range(3):
+        account.update()
+    account.store._conn.execute("UPDATE returns SET value = value + 1e-12 WHERE idx = 1")
+    with pytest.raises(UnusableStateError, match=r"SPY: its return window .* does not match"):
+        account.windows_at(3)
+    account.store._conn.execute("DELETE FROM returns WHERE idx = 0")
+    with pytest.raises(UnusableStateError, match="SPY's window needs returns 0 to 1"):
+        account.windows_at(3)
+
+
+def test_bytes_per_bar(tmp_path: Path) -> None:
+    """What one instrument's bar costs in the database now: its return's row, not a
+    window per checkpoint (the old form grew by 8 x T bytes per instrument per update)."""
+    account = Account(tmp_path / "alpha.sqlite", [f"SYM{i:03d}" for i in range(50)])
+    for _ in range(60):
+        account.update()
+    conn = account.store._conn
+    used = conn.execute("SELECT SUM(pgsize - unused) FROM dbstat WHERE name = 'returns'")
+    per_return = used.fetchone()[0] / account.rows()
+    assert 8 < per_return < 40  # an 8-byte REAL, the symbol and idx, SQLite's cell header
+    blob = account.store.latest()
+    assert blob is not None
+    # the blob keeps 32 bytes of digest per instrument, whatever the window's length
+    assert len(blob.model) < 50 * (32 + 120)
