@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from service.state import history, returns_rows, schema
+from service.state import history, returns_rows, schema, table_sizes
 from service.state.errors import StateError, StateUnavailableError, UnusableStateError
 from service.state.order_ids import OrderIds
 from service.state.records import (
@@ -187,18 +187,8 @@ class StateStore:
                 for r in rows]  # fmt: skip
 
     def table_bytes(self) -> dict[str, tuple[int, int]] | None:
-        """(bytes used, rows) of each table, from SQLite's dbstat (None where this SQLite
-        was built without it): what a bar costs the database."""
-        try:
-            used = dict(self._conn.execute(
-                "SELECT name, SUM(pgsize - unused) FROM dbstat GROUP BY name").fetchall())
-        except sqlite3.OperationalError:  # no such table: dbstat
-            return None
-        names = [n for (n,) in self._conn.execute(
-            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
-        return {n: (int(used.get(n, 0)),
-                    int(self._conn.execute(f'SELECT COUNT(*) FROM "{n}"').fetchone()[0]))
-                for n in names}  # fmt: skip
+        """(bytes used, rows) of each table (service.state.table_sizes)."""
+        return table_sizes.table_bytes(self._conn)
 
     def model_digests(self) -> dict[int, str]:
         rows = self._conn.execute("SELECT seq, model_digest FROM checkpoints ORDER BY seq")
