@@ -10,6 +10,7 @@ every database written before, unless a migration (service.state.schema) rewrite
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -26,7 +27,8 @@ from service.types import BrokerSnapshot, Symbol
 
 ROTATION_KEY = "cursor"  # the rotation's start; its name predates `rotation_start`
 WARMING_KEY = "warming"  # {symbol: {bars_available, bars_needed, stage}}: not modelled yet
-WINDOW_SHA = "window_sha256"  # the blob's digest of an instrument's return window
+WINDOW_SHA = "window_sha256"  # [N, 32]: each instrument's SHA-256 of its return window
+CARRY_ROWS = "carry_rows"  # which instruments the stacked "carry/<field>" arrays hold
 POSITIONS_KEY = "broker_positions"  # {symbol: {qty, avg_entry_price}} at the update's snapshot
 
 
@@ -46,20 +48,49 @@ def encode_model_state(
 ) -> tuple[bytes, dict[str, Any], dict[Symbol, WindowWrite]]:
     """(model-state blob, JSON book, windows) of `state`. The windows go to the returns
     table (service.state.returns_rows), the blob keeps a digest of each, so the model
-    digest still covers every input and a window read back is checked against it."""
-    arrays: dict[str, np.ndarray] = {}
+    digest still covers every input and a window read back is checked against it.
+
+    The blob holds a few stacked arrays, the rows in the book's (sorted) symbol order:
+    WINDOW_SHA [N, 32], and the carries of one shape as CARRY_ROWS (their rows) and
+    "carry/<field>" [M, ...]; a carry of another shape (a model changed under it) keeps
+    the per-symbol keys "<symbol>/carry/<field>" of schema version 3. Stacked, encoding
+    268 instruments costs a handful of numpy calls instead of four per instrument.
+    """
+    symbols = sorted(state.instruments)
     book: dict[str, Any] = {ROTATION_KEY: state.rotation_start, "instruments": {}}
     windows: dict[Symbol, WindowWrite] = {}
-    for symbol, instrument in sorted(state.instruments.items()):
+    digests = []
+    for symbol in symbols:
+        instrument = state.instruments[symbol]
         returns = instrument.returns
-        arrays[f"{symbol}/{WINDOW_SHA}"] = np.frombuffer(window_digest(returns), np.uint8)
+        digests.append(window_digest(returns))
         fresh = returns[len(returns) - min(instrument.unsaved, len(returns)) :]
         windows[symbol] = WindowWrite(fresh, len(returns))
-        if instrument.carry is not None:
-            for name, value in instrument.carry._asdict().items():
-                arrays[f"{symbol}/carry/{name}"] = value
         book["instruments"][symbol] = _instrument_book(instrument)
+    arrays = _stacked_carries(symbols, state)
+    arrays[WINDOW_SHA] = np.frombuffer(b"".join(digests), np.uint8).reshape(len(symbols), 32)
     return encode_arrays(arrays), book, windows
+
+
+def _stacked_carries(symbols: list[Symbol], state: ModelState) -> dict[str, np.ndarray]:
+    present = [(i, c, _shape(c)) for i, s in enumerate(symbols)
+               if (c := state.instruments[s].carry) is not None]  # fmt: skip
+    shapes = Counter(shape for _, _, shape in present)
+    common = shapes.most_common(1)[0][0] if shapes else None
+    stacked = [(i, c) for i, c, shape in present if shape == common]
+    arrays: dict[str, np.ndarray] = {CARRY_ROWS: np.array([i for i, _ in stacked], np.int64)}
+    if stacked:
+        for k, name in enumerate(InstrumentCarry._fields):
+            arrays[f"carry/{name}"] = np.array([c[k] for _, c in stacked], dtype=np.float64)
+    for i, carry, shape in present:
+        if shape != common:
+            for name, value in carry._asdict().items():
+                arrays[f"{symbols[i]}/carry/{name}"] = value
+    return arrays
+
+
+def _shape(carry: InstrumentCarry) -> tuple[tuple[int, ...], ...]:
+    return tuple(np.asarray(value).shape for value in carry)
 
 
 def decode_model_state(
@@ -68,27 +99,46 @@ def decode_model_state(
     """The state of a checkpoint; `windows`: its return windows from the returns table
     (StateStore.windows), which a checkpoint of schema version 3 has in its blob instead."""
     arrays = decode_arrays(blob)
-    instruments = {
-        symbol: _instrument_from(symbol, arrays, entry, (windows or {}).get(symbol))
-        for symbol, entry in book["instruments"].items()
-    }
+    symbols = sorted(book["instruments"])
+    digests = arrays.get(WINDOW_SHA)
+    carries: dict[Symbol, InstrumentCarry] = {}
+    if CARRY_ROWS in arrays:
+        for k, i in enumerate(arrays[CARRY_ROWS].tolist()):
+            carries[symbols[i]] = InstrumentCarry(
+                *(arrays[f"carry/{name}"][k].copy() for name in InstrumentCarry._fields))
+    instruments = {}
+    for row, symbol in enumerate(symbols):
+        digest = None if digests is None else digests[row].tobytes()
+        returns, unsaved = _returns_of(symbol, arrays, (windows or {}).get(symbol), digest)
+        carry = carries.get(symbol) or _own_carry(symbol, arrays)
+        instruments[symbol] = _instrument_from(
+            symbol, book["instruments"][symbol], returns, unsaved, carry)
     return ModelState(instruments=instruments, rotation_start=int(book[ROTATION_KEY]))
 
 
+def _own_carry(symbol: Symbol, arrays: dict[str, np.ndarray]) -> InstrumentCarry | None:
+    """A carry under per-symbol keys (schema version 3, or a shape the others lack)."""
+    names = [f"{symbol}/carry/{name}" for name in InstrumentCarry._fields]
+    return InstrumentCarry(*(arrays[n] for n in names)) if all(n in arrays for n in names) else None
+
+
 def _returns_of(
-    symbol: Symbol, arrays: dict[str, np.ndarray], stored: Sequence[float] | None
+    symbol: Symbol,
+    arrays: dict[str, np.ndarray],
+    stored: Sequence[float] | None,
+    digest: bytes | None,
 ) -> tuple[np.ndarray, int]:
     """The instrument's window and how many of its returns are not in the returns table."""
     if f"{symbol}/returns" in arrays:  # schema version 3: the window in the blob, not stored
         returns = arrays[f"{symbol}/returns"]
         return returns, len(returns)
-    if stored is None:
+    if stored is None or digest is None:
         raise UnusableStateError(
             f"{symbol}: the checkpoint has no return window for it in the returns table; "
             "restore the database from a backup"
         )
     returns = np.asarray(stored, dtype=np.float64)
-    if window_digest(returns) != arrays[f"{symbol}/{WINDOW_SHA}"].tobytes():
+    if window_digest(returns) != digest:
         raise UnusableStateError(
             f"{symbol}: its return window in the returns table does not match the "
             "checkpoint's digest of it; restore the database from a backup"
@@ -115,20 +165,13 @@ def _instrument_book(state: InstrumentState) -> dict[str, Any]:
 
 def _instrument_from(
     symbol: Symbol,
-    arrays: dict[str, np.ndarray],
     entry: dict[str, Any],
-    stored: Sequence[float] | None,
+    returns: np.ndarray,
+    unsaved: int,
+    carry: InstrumentCarry | None,
 ) -> InstrumentState:
-    carry_fields = InstrumentCarry._fields
-    has_carry = all(f"{symbol}/carry/{name}" in arrays for name in carry_fields)
-    carry = (
-        InstrumentCarry(*(arrays[f"{symbol}/carry/{name}"] for name in carry_fields))
-        if has_carry
-        else None
-    )
     decision = entry["decision"]
     last = entry["last_bar_time"]
-    returns, unsaved = _returns_of(symbol, arrays, stored)
     return InstrumentState(
         symbol=symbol,
         returns=returns,
