@@ -16,7 +16,6 @@ slightly negative.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -74,6 +73,11 @@ class SimBroker:
         self._now = now
         self._allow_short = allow_short
         self._account = SimAccount(db_path, starting_cash)
+        # The time of the last settle: an order fills at the open of the first bar after
+        # its submission, so at an unchanged now() nothing more can fill (an order placed
+        # meanwhile was placed at now() and waits for a later bar), and the broker calls
+        # of one update, one per instrument, settle once instead of once each.
+        self._settled_at: datetime | None = None
 
     # -- the Broker protocol ---------------------------------------------------------
 
@@ -157,22 +161,34 @@ class SimBroker:
     # -- fills -----------------------------------------------------------------------
 
     def _settle(self) -> datetime:
-        """Fill every open order whose next bar has closed by now(); return now()."""
+        """Fill every open order whose next bar has closed by now(); return now().
+
+        All of them in one transaction, the positions read once and carried from fill to
+        fill: an update's settle fills one order per instrument, and a read of every
+        position and a commit per fill made it quadratic in the instruments."""
         now = utc(self._now())
+        if now == self._settled_at:
+            return now
+        held = self._account.positions()
+        fills = []
         for row in self._account.unfilled():
             bar = self._fill_bar(row["symbol"], datetime.fromisoformat(row["submitted_at"]), now)
             if bar is not None:
-                self._fill(row, bar)
+                symbol, delta = row["symbol"], _signed(row["side"], row["qty"])
+                after = next_position(symbol, held.get(symbol), delta, bar.open)
+                fills.append((row, bar, delta, after))
+                if after is None:
+                    held.pop(symbol, None)
+                else:
+                    held[symbol] = after
+        if fills:
+            self._account.record_fills(fills)
+        self._settled_at = now
         return now
 
     def _fill_bar(self, symbol: Symbol, submitted_at: datetime, now: datetime) -> Bar | None:
         bars = self._market.bars_after({symbol: submitted_at}, now).get(symbol, [])
         return bars[0] if bars else None
-
-    def _fill(self, order: sqlite3.Row, bar: Bar) -> None:
-        symbol, delta = order["symbol"], _signed(order["side"], order["qty"])
-        held = self._account.positions().get(symbol)
-        self._account.record_fill(order, bar, delta, next_position(symbol, held, delta, bar.open))
 
     # -- prices ----------------------------------------------------------------------
 

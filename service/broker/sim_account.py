@@ -167,26 +167,25 @@ class SimAccount:
 
     # -- fills -----------------------------------------------------------------------
 
-    def record_fill(
-        self, order: sqlite3.Row, bar: Bar, signed_qty: float, after: Position | None
-    ) -> None:
-        """Fill `order` in full at the bar's open: cash, the position `after`, the order
-        and its fill, in one transaction."""
-        symbol, side, qty, price = order["symbol"], order["side"], order["qty"], bar.open
+    def record_fills(self, fills: list[tuple[sqlite3.Row, Bar, float, Position | None]]) -> None:
+        """Fill each (order, bar, signed quantity, position after) in full at the bar's
+        open, in order: cash, the position, the order and its fill; all in one transaction."""
         with self.transaction():
-            self._db.execute("UPDATE account SET cash = cash - ? WHERE id = 1",
-                             (signed_qty * price,))
-            self._store_position(symbol, after)
-            self._db.execute(
-                "UPDATE orders SET status = ?, filled_qty = ?, filled_avg_price = ? "
-                "WHERE seq = ?",
-                (OrderStatus.FILLED.value, qty, price, order["seq"]),
-            )
-            self._db.execute(
-                "INSERT INTO fills (order_seq, symbol, side, qty, price, bar_time) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (order["seq"], symbol, side, qty, price, bar.time.isoformat()),
-            )
+            for order, bar, signed_qty, after in fills:
+                symbol, side, qty, price = order["symbol"], order["side"], order["qty"], bar.open
+                self._db.execute("UPDATE account SET cash = cash - ? WHERE id = 1",
+                                 (signed_qty * price,))
+                self._store_position(symbol, after)
+                self._db.execute(
+                    "UPDATE orders SET status = ?, filled_qty = ?, filled_avg_price = ? "
+                    "WHERE seq = ?",
+                    (OrderStatus.FILLED.value, qty, price, order["seq"]),
+                )
+                self._db.execute(
+                    "INSERT INTO fills (order_seq, symbol, side, qty, price, bar_time) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (order["seq"], symbol, side, qty, price, bar.time.isoformat()),
+                )
 
     def _store_position(self, symbol: Symbol, position: Position | None) -> None:
         if position is None:
