@@ -67,7 +67,7 @@ def remember(config: LoadedConfig, env: Mapping[str, str] | None = None) -> None
         "settings_path": str(config.settings_path),
         "instruments_path": str(config.instruments_path),
         "instruments_sha256": instruments_sha256,
-        "summary": ConfigSummary.of(config).to_json(),
+        "summary": config.summary().to_json(),
     }
     with contextlib.suppress(OSError):
         entry_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

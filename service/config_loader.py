@@ -24,9 +24,10 @@ from service.config_files import (
     resolve_beside,
     settings_file,
 )
+from service.config_summary import ConfigSummary
 from service.instruments import InstrumentsFile
 from service.settings import ServiceSettings
-from service.sharding import Shard, in_shard, parse_shard
+from service.sharding import Shard, parse_shard
 
 # ConfigError, ConfigProblem and resolve_beside live in service/config_files.py (no
 # pydantic there, for `status`); they are part of this module's interface too.
@@ -84,16 +85,29 @@ class LoadedConfig:
         text = self.settings.shard
         return None if text is None else parse_shard(text)
 
+    def summary(self) -> ConfigSummary:
+        """What `status` needs of this configuration, in plain values."""
+        settings = self.settings
+        return ConfigSummary(
+            accounts=tuple(settings.account_names),
+            instrumented=frozenset(self.instruments.accounts),
+            shard=settings.shard,
+            broker_kind=settings.broker.kind,
+            state_dir_setting=self.state_dir_setting,
+            config_hash=self.config_hash,
+        )
+
     @property
     def shard_accounts(self) -> tuple[str, ...]:
-        """The settings' accounts in this daemon's shard (all without one), in their order."""
-        return in_shard(self.settings.account_names, self.shard)
+        """The settings' accounts in this daemon's shard (all without one), in their order
+        (the rule is ConfigSummary's, which `status` reads without the settings' models)."""
+        return self.summary().shard_accounts
 
     @property
     def active_accounts(self) -> tuple[str, ...]:
         """This shard's accounts that have instruments, in the settings' order: each gets a
         worker, at start and when a reload gives it instruments."""
-        return tuple(a for a in self.shard_accounts if a in self.instruments.accounts)
+        return self.summary().active_accounts
 
     @property
     def state_dir_setting(self) -> Path | None:

@@ -1,21 +1,20 @@
 """What `status` needs of a validated configuration, in plain values.
 
 `status` must answer fast (issue 16: 300 ms), and building the settings' pydantic models
-costs more than the rest of it together. So it works from this summary, made from a
-LoadedConfig when the files are validated, or read back from service/config_cache.py when
-the very same bytes were validated before. Nothing here validates anything.
+costs more than the rest of it together. So it works from this summary, made by
+`LoadedConfig.summary()` when the files are validated, or read back from
+service/config_cache.py when the very same bytes were validated before. Nothing here
+validates anything. Which accounts a daemon runs (its shard's, with instruments) is
+decided here, for `status` and for the daemon's LoadedConfig alike.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from service.sharding import in_shard, parse_shard
-
-if TYPE_CHECKING:
-    from service.config_loader import LoadedConfig
 
 
 @dataclass(frozen=True)
@@ -26,18 +25,6 @@ class ConfigSummary:
     broker_kind: str
     state_dir_setting: Path | None  # `state_dir`, absolute; None when unset
     config_hash: str
-
-    @classmethod
-    def of(cls, config: LoadedConfig) -> ConfigSummary:
-        settings = config.settings
-        return cls(
-            accounts=tuple(settings.account_names),
-            instrumented=frozenset(config.instruments.accounts),
-            shard=settings.shard,
-            broker_kind=settings.broker.kind,
-            state_dir_setting=config.state_dir_setting,
-            config_hash=config.config_hash,
-        )
 
     def with_shard(self, shard: str) -> ConfigSummary:
         """As if run with `--shard`; ShardError (a ValueError) when it cannot be."""

@@ -46,7 +46,7 @@ def status_document(
     `runtime` is the supervisor's own RuntimeStatus.document() when it serves this; else
     the runtime file is read. Reads only: nothing in the state directory is written.
     """
-    summary = config if isinstance(config, ConfigSummary) else ConfigSummary.of(config)
+    summary = config if isinstance(config, ConfigSummary) else config.summary()
     loaded = None if isinstance(config, ConfigSummary) else config
     if live and loaded is None:
         raise ValueError("status --live needs the loaded configuration, not a summary")

@@ -14,7 +14,6 @@ import pytest
 from service import config_cache
 from service.bench.daemon_harness import write_config
 from service.config_loader import load_config
-from service.config_summary import ConfigSummary
 
 SETTINGS = '[[accounts]]\nname = "alpha"\n\n[[accounts]]\nname = "beta"\n'
 INSTRUMENTS = '[accounts.alpha]\nsymbols = ["SPY"]\n\n[accounts.beta]\nsymbols = ["AAPL"]\n'
@@ -90,7 +89,7 @@ def test_a_summary_round_trips_and_a_damaged_entry_is_a_miss(
     loaded = load_config(config)
     assert config_cache.recall(config, env) is None
     config_cache.remember(loaded, env)
-    assert config_cache.recall(config, env) == ConfigSummary.of(loaded)
+    assert config_cache.recall(config, env) == loaded.summary()
     [entry] = (tmp_path / "cache" / "regime-trader" / "validated").iterdir()
     entry.write_text("{not json")
     assert config_cache.recall(config, env) is None
