@@ -75,9 +75,14 @@ def normal_quantile(p: FloatArray) -> FloatArray:
 
 def average_ranks(x: FloatArray) -> FloatArray:
     """1-based ranks along the last axis, ties given the mean of the ranks they span."""
-    # Any sort will do: the members of a tie share one rank, whatever their order.
+    return _ranks_of_sorted(*_sorted(x))
+
+
+def _sorted(x: FloatArray) -> tuple[FloatArray, IntArray]:
+    """x sorted along its last axis, and the order that sorts it. Any sort will do for the
+    ranks: the members of a tie share one rank, whatever their order."""
     order = np.argsort(x, axis=-1)
-    return _ranks_of_sorted(np.take_along_axis(x, order, axis=-1), order)
+    return np.take_along_axis(x, order, axis=-1), order
 
 
 def _ranks_of_sorted(v: FloatArray, order: IntArray) -> FloatArray:
@@ -113,11 +118,10 @@ def _split(draws: FloatArray) -> FloatArray:
     return np.concatenate([head, tail], axis=-2)
 
 
-def _normal_scores(flat: FloatArray, order: IntArray, v: FloatArray) -> FloatArray:
-    """Normal scores of the pooled ranks of flat [..., P], given its sort (order, v)."""
-    ranks = _ranks_of_sorted(v, order)
-    index = (2.0 * ranks).astype(np.intp) - 2
-    out: FloatArray = _scores(flat.shape[-1])[index]
+def _normal_scores(v: FloatArray, order: IntArray) -> FloatArray:
+    """Normal scores of the pooled ranks of x [..., P], given its sort (v, order)."""
+    index = (2.0 * _ranks_of_sorted(v, order)).astype(np.intp) - 2
+    out: FloatArray = _scores(v.shape[-1])[index]
     return out
 
 
@@ -199,13 +203,10 @@ def convergence(draws: FloatArray) -> Convergence:
     chains = _split(np.moveaxis(draws, -1, 1))  # [N, D, 2C, S//2]
     shape = chains.shape
     flat = chains.reshape(*shape[:-2], -1)
-    order = np.argsort(flat, axis=-1)
-    v = np.take_along_axis(flat, order, axis=-1)
-    z = _normal_scores(flat, order, v).reshape(shape)
+    v, order = _sorted(flat)
+    z = _normal_scores(v, order).reshape(shape)
     folded = np.abs(chains - _sorted_median(v)[..., None, None]).reshape(flat.shape)
-    folded_order = np.argsort(folded, axis=-1)
-    folded_v = np.take_along_axis(folded, folded_order, axis=-1)
-    zf = _normal_scores(folded, folded_order, folded_v).reshape(shape)
+    zf = _normal_scores(*_sorted(folded)).reshape(shape)
     rhat = _rhat(np.stack([z, zf]))
     indicators = [(chains <= _sorted_quantile(v, q)[..., None, None]) for q in (0.05, 0.95)]
     ess = _ess(np.stack([z, *(i.astype(np.float64) for i in indicators)]))

@@ -251,10 +251,11 @@ def announce_shard(config: LoadedConfig) -> None:
     """With a shard, which accounts it runs (the rest are other shards')."""
     if config.shard is None:
         return
-    log.info("shard.accounts", shard=config.settings.shard, accounts=list(config.active_accounts),
-             without_instruments=[a for a in config.shard_accounts
-                                  if a not in config.active_accounts],
-             skipped=len(config.settings.accounts) - len(config.shard_accounts))
+    summary = config.summary()
+    mine, active = summary.shard_accounts, summary.active_accounts
+    log.info("shard.accounts", shard=config.settings.shard, accounts=list(active),
+             without_instruments=[a for a in mine if a not in active],
+             skipped=len(config.settings.accounts) - len(mine))
 
 
 def with_http(config: LoadedConfig, listen: str | None) -> LoadedConfig:

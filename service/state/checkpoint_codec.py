@@ -21,7 +21,8 @@ from regime_model.update import InstrumentCarry
 from service.model_state import InstrumentState, ModelState
 from service.state.codec import decode_arrays, encode_arrays
 from service.state.errors import UnusableStateError
-from service.state.records import WindowWrite
+from service.state.records import Checkpoint, WindowWrite
+from service.state.store import StateStore
 from service.strategy import Decision
 from service.types import BrokerSnapshot, Symbol
 
@@ -114,6 +115,12 @@ def decode_model_state(
         instruments[symbol] = _instrument_from(
             symbol, book["instruments"][symbol], returns, unsaved, carry)
     return ModelState(instruments=instruments, rotation_start=int(book[ROTATION_KEY]))
+
+
+def checkpoint_state(store: StateStore, checkpoint: Checkpoint) -> ModelState:
+    """The model state `checkpoint` holds: its blob and book with its windows, which since
+    schema version 4 are rows of the store's returns table (resume and replay read this)."""
+    return decode_model_state(checkpoint.model, checkpoint.book, store.windows(checkpoint.seq))
 
 
 def _own_carry(symbol: Symbol, arrays: dict[str, np.ndarray]) -> InstrumentCarry | None:

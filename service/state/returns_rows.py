@@ -24,7 +24,9 @@ PRUNE_EVERY = 64  # updates between deletions of returns no retained window reac
 
 class ReturnsRows:
     """The returns and windows tables of one database; the next idx of each symbol is
-    cached after the first lookup (only this process appends to this database)."""
+    cached after the first lookup (only this process appends to this database). The cache
+    is updated only once the transaction that took the numbers has committed: a rolled
+    back update leaves it as the database is."""
 
     def __init__(self) -> None:
         self._stops: dict[str, int] = {}
@@ -55,10 +57,6 @@ class ReturnsRows:
     def committed(self, stops: Mapping[str, int]) -> None:
         """The transaction `write` ran in committed: its idx numbers are taken."""
         self._stops.update(stops)
-
-    def forget(self) -> None:
-        """A transaction rolled back: look the next idx up again."""
-        self._stops.clear()
 
     def _stop(self, conn: sqlite3.Connection, symbol: str) -> int:
         if symbol not in self._stops:
@@ -97,9 +95,6 @@ def prune(conn: sqlite3.Connection, seq: int, cutoff: int) -> None:
         return
     floors = conn.execute("SELECT symbol, MIN(start) FROM windows GROUP BY symbol").fetchall()
     conn.executemany("DELETE FROM returns WHERE symbol = ? AND idx < ?", floors)
-    # A symbol in no remaining window (removed long ago): keep its newest row only, so
-    # that a later return of it is numbered after every idx an old window ever used.
-    conn.execute(
-        "DELETE FROM returns WHERE symbol NOT IN (SELECT symbol FROM windows) "
-        "AND idx < (SELECT MAX(r.idx) FROM returns r WHERE r.symbol = returns.symbol)"
-    )
+    # A symbol in no remaining window (removed long ago): no checkpoint reads its rows, so
+    # numbering it again from 0, should it come back, overwrites nothing anyone reads.
+    conn.execute("DELETE FROM returns WHERE symbol NOT IN (SELECT symbol FROM windows)")

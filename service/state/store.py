@@ -119,15 +119,11 @@ class StateStore:
         try:
             stops = self._commit_update(checkpoint, decisions, intents, inside, windows or {})
         except sqlite3.OperationalError as error:  # disk full, I/O error, locked
-            self._returns.forget()
             raise StateError(
                 f"{self.path}: checkpoint {checkpoint.seq} was not committed ({error}); "
                 "none of its orders was sent; free disk space or fix the device, the "
                 "worker resumes from the last committed checkpoint"
             ) from error
-        except BaseException:
-            self._returns.forget()
-            raise
         self._returns.committed(stops)
 
     def _commit_update(

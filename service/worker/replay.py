@@ -19,7 +19,7 @@ import numpy as np
 from regime_model.backend import Backend
 from regime_model.update import refresh
 from service.config_loader import LoadedConfig
-from service.state.checkpoint_codec import decode_model_state
+from service.state.checkpoint_codec import checkpoint_state
 from service.state.store import StateStore
 from service.worker.update_inputs import STAMP_KEY, UpdateInputs, inputs_of, model_spec
 
@@ -39,8 +39,7 @@ def _inputs(store: StateStore, seq: int, seed: int) -> tuple[UpdateInputs, dict[
     stamp = at.book.get(STAMP_KEY)
     if not stamp:
         raise ReplayError(f"checkpoint {seq} carries no inputs stamp (written by an older release)")
-    previous = decode_model_state(before.model, before.book, store.windows(seq - 1))
-    now = decode_model_state(at.model, at.book, store.windows(seq))
+    previous, now = checkpoint_state(store, before), checkpoint_state(store, at)
     modelled = list(stamp["modelled"])
     # Windows as update N saw them (checkpoint N), carries as it started (checkpoint N-1).
     for symbol in modelled:

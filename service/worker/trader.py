@@ -24,7 +24,7 @@ from service.model_state import ModelState
 from service.state.checkpoint_codec import (
     POSITIONS_KEY,
     WARMING_KEY,
-    decode_model_state,
+    checkpoint_state,
     encode_model_state,
     positions_entry,
 )
@@ -122,8 +122,7 @@ class Trader:
         with the broker (cancel stale open orders, adopt its positions)."""
         checkpoint = self.store.latest()
         if checkpoint is not None:
-            windows = self.store.windows(checkpoint.seq)
-            self.model_state = decode_model_state(checkpoint.model, checkpoint.book, windows)
+            self.model_state = checkpoint_state(self.store, checkpoint)
             self.seq, self.last_bar_time = checkpoint.seq, checkpoint.bar_time
             self.cursor.value = checkpoint.bar_time
         self._sync_rotation()  # the file may have changed while we were down

@@ -11,7 +11,7 @@ import pytest
 
 from service.model_state import InstrumentState, ModelState
 from service.state import returns_rows
-from service.state.checkpoint_codec import decode_model_state, encode_model_state
+from service.state.checkpoint_codec import checkpoint_state, encode_model_state
 from service.state.store import Checkpoint, StateStore, UnusableStateError
 from service.types import Bar
 
@@ -54,7 +54,7 @@ class Account:
     def windows_at(self, seq: int) -> dict[str, np.ndarray]:
         at = self.store.checkpoint(seq)
         assert at is not None
-        state = decode_model_state(at.model, at.book, self.store.windows(seq))
+        state = checkpoint_state(self.store, at)
         return {s: i.returns for s, i in state.instruments.items()}
 
     def check_every_retained_checkpoint(self) -> None:
@@ -109,9 +109,11 @@ def test_returns_no_retained_window_reaches_are_pruned(tmp_path: Path) -> None:
     account.check_every_retained_checkpoint()
     assert len(account.store.checkpoint_seqs()) == retention
     # what the oldest retained window reaches, plus the returns since, for SPY and QQQ;
-    # GLD keeps one row, so that its numbers go on after any it used
+    # none of GLD's, which no retained checkpoint reads
     per_symbol = WINDOW + retention - 1 + returns_rows.PRUNE_EVERY - 1
-    assert 2 * (WINDOW + retention - 1) + 1 <= account.rows() <= 2 * per_symbol + 1
+    assert 2 * (WINDOW + retention - 1) <= account.rows() <= 2 * per_symbol
+    gld = account.store._conn.execute("SELECT COUNT(*) FROM returns WHERE symbol = 'GLD'")
+    assert gld.fetchone()[0] == 0
 
 
 def test_a_rolled_back_update_stores_nothing_and_the_next_one_numbers_on(
@@ -128,7 +130,7 @@ def test_a_rolled_back_update_stores_nothing_and_the_next_one_numbers_on(
     resumed = account.windows_at(3)
     at = account.store.checkpoint(3)
     assert at is not None
-    account.state = decode_model_state(at.model, at.book, account.store.windows(3))
+    account.state = checkpoint_state(account.store, at)
     assert np.array_equal(resumed["SPY"], account.expected[3]["SPY"])
     account.bar -= 1
     account.update()

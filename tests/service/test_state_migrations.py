@@ -13,7 +13,11 @@ import numpy as np
 import pytest
 
 from service.state import schema
-from service.state.checkpoint_codec import decode_model_state, encode_model_state
+from service.state.checkpoint_codec import (
+    checkpoint_state,
+    decode_model_state,
+    encode_model_state,
+)
 from service.state.codec import encode_arrays
 from service.state.status_reads import read_snapshot
 from service.state.store import Checkpoint, StateStore, UnusableStateError
@@ -70,7 +74,7 @@ def test_a_database_of_the_previous_release_migrates_and_resumes(tmp_path: Path)
     assert reopened.checkpoint_seqs() == [1, 2] and reopened.ids.epoch == store.ids.epoch
     second = reopened.checkpoint(2)
     assert second is not None and b"SPY/returns" not in second.model
-    resumed = decode_model_state(second.model, second.book, reopened.windows(2))
+    resumed = checkpoint_state(reopened, second)
     assert np.array_equal(resumed.instruments["SPY"].returns, RETURNS)
     assert resumed.instruments["SPY"].unsaved == 0
     reopened.close()
