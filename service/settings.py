@@ -169,6 +169,15 @@ class ModelSettings(Frozen):
         default=1, ge=0, le=8,
         description="blocks of draws an instrument that fails the convergence gate may run on",
     )
+    # The sampler's effort per update. The defaults are what the convergence gate and the
+    # regime-change figures (docs/benchmarks.md) were measured with; less effort gives
+    # noisier estimates that fail the gate more often (and are then not traded on).
+    draws: int = Field(default=40, ge=4, le=10_000,
+                       description="kept draws per chain per update")
+    warmup_cold: int = Field(default=300, ge=1, le=100_000,
+                             description="warm-up iterations of an instrument with no carry")
+    warmup_warm: int = Field(default=15, ge=0, le=10_000,
+                             description="step-size re-adaptation iterations per warm update")
 
 
 class StrategySettings(Frozen):

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from service.bench.daemon_harness import LIGHT_EFFORT
+
 START = datetime(2025, 3, 3, 14, 30, tzinfo=UTC)
 
 
@@ -31,7 +33,7 @@ mode = "fast"
 
 [model]
 window = {window}
-{model}
+{LIGHT_EFFORT}{model}
 [logging]
 format = "json"
 """

@@ -115,10 +115,18 @@ symbols = ["AAPL", "MSFT", "BRK.B"]
 """
 
 
+# These runs prove the daemon's mechanics (supervision, reload, crash safety); the model's
+# quality is measured by the regime_model tests and benches. A shorter warm-up halves a
+# fresh worker's first update and trims every warm one.
+LIGHT_EFFORT = "warmup_cold = 100\nwarmup_warm = 5\n"
+
+
 def two_account_settings(
-    *, clock: str = 'mode = "fast"', window: int = 128, level: str = "info", sections: str = ""
+    *, clock: str = 'mode = "fast"', window: int = 128, level: str = "info", sections: str = "",
+    effort: str = LIGHT_EFFORT,
 ) -> str:
-    """service.toml for accounts alpha and beta; `sections` adds whole tables."""
+    """service.toml for accounts alpha and beta; `sections` adds whole tables, `effort`
+    lines to [model] (empty: the daemon's defaults)."""
     return f"""
 instruments_file = "instruments.toml"
 
@@ -138,7 +146,7 @@ backend = "numpy"
 # These runs measure and prove the daemon's mechanics (supervision, reload, crash safety);
 # the model's extra blocks for unconverged instruments only lengthen them.
 extend_max = 0
-
+{effort}
 [logging]
 level = "{level}"
 format = "json"

@@ -33,6 +33,9 @@ def model_spec(settings: ModelSettings) -> ModelSpec:
         window=settings.window,
         chains=settings.chains,
         extend_max=settings.extend_max,
+        draws=settings.draws,
+        warmup_cold=settings.warmup_cold,
+        warmup_warm=settings.warmup_warm,
     )
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from alpaca_server import AlpacaServer
 
+from service.bench.daemon_harness import LIGHT_EFFORT
 from service.state.store import StateStore
 
 SETTINGS = """
@@ -44,7 +45,7 @@ window = 32
 chains = 2
 backend = "numpy"
 extend_max = 0  # orders and faults are under test here, not the model's effort
-
+{effort}
 [logging]
 format = "json"
 
@@ -63,7 +64,7 @@ def write_config(folder: Path, server: AlpacaServer) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "instruments.toml").write_text(INSTRUMENTS)
     path = folder / "service.toml"
-    path.write_text(SETTINGS.format(url=server.url))
+    path.write_text(SETTINGS.format(url=server.url, effort=LIGHT_EFFORT))
     return path
 
 

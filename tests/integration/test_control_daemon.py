@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import DaemonProcess, Event
 
-from service.bench.daemon_harness import write_config
+from service.bench.daemon_harness import LIGHT_EFFORT, write_config
 from service.cli import main
 
 ONE_ACCOUNT = """
@@ -42,7 +42,7 @@ window = 128
 chains = 4
 backend = "numpy"
 extend_max = 0
-
+{LIGHT_EFFORT}
 [strategy]
 # invested unless turbulence is all but certain, so that there is soon something to
 # flatten, and something to buy after a resume from flat (once an estimate converges)
