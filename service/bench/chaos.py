@@ -33,14 +33,21 @@ from typing import Any
 from service.bench.daemon_harness import two_account_settings, write_config
 from service.worker.fault_points import FAULTS_ENV, TESTING_ENV
 
-# The default effort: which updates trade, and so which kill points seed 7 reaches (the
-# CI test's plan), follows from the estimates.
-SETTINGS = two_account_settings(level="warning", effort="", sections="""
+
+def chaos_settings(effort: str = "") -> str:
+    """Two accounts that trade often. The default effort (`effort` empty): which updates
+    trade, and so which kill points seed 7 reaches (the CI test's plan), follows from the
+    estimates."""
+    return two_account_settings(level="warning", effort=effort, sections="""
 [strategy]
 enter_below = 0.9         # trade often: the chaos needs orders to kill around
 exit_above = 0.95
 min_trade_fraction = 0.0
 """)
+
+
+SETTINGS = chaos_settings()
+
 
 ACCOUNTS = ("alpha", "beta")
 # Every point a worker passes without a supervisor (`reload` needs one: see the tests).

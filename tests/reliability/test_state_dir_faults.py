@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from service.bench.chaos import SETTINGS
-from service.bench.daemon_harness import DaemonProcess, write_config
+from service.bench.chaos import chaos_settings
+from service.bench.daemon_harness import LIGHT_EFFORT, DaemonProcess, write_config
 from service.exit_codes import EX_CONFIG, EX_OK, EX_TEMPFAIL
 
 HERE = Path(__file__).resolve().parent
@@ -43,7 +43,7 @@ def _unavailable(stdout: str) -> dict[str, Any]:
 def test_an_unwritable_state_dir_exits_75_with_the_errno_and_the_path(
     tmp_path: Path, kind: str, errno_name: str
 ) -> None:
-    config = write_config(tmp_path / "config", SETTINGS)
+    config = write_config(tmp_path / "config", chaos_settings(LIGHT_EFFORT))
     mountpoint, out = tmp_path / "disk", tmp_path / "out"
     mountpoint.mkdir()
     out.mkdir()
@@ -73,7 +73,7 @@ def open_folder() -> Iterator[Path]:
 
 
 def test_a_state_dir_the_worker_may_not_write_exits_75_with_eacces(open_folder: Path) -> None:
-    config = write_config(open_folder / "config", SETTINGS)
+    config = write_config(open_folder / "config", chaos_settings(LIGHT_EFFORT))
     for path in [open_folder / "config", *(open_folder / "config").iterdir()]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     state = open_folder / "state"

@@ -17,13 +17,15 @@ from typing import Any
 
 import pytest
 
-from service.bench.chaos import SETTINGS, final_state, run_worker_process, worker_process
-from service.bench.daemon_harness import DaemonProcess, write_config
+from service.bench.chaos import chaos_settings, final_state, run_worker_process, worker_process
+from service.bench.daemon_harness import LIGHT_EFFORT, DaemonProcess, write_config
 from service.exit_codes import EX_CONFIG
 from service.state.sqlite_open import open_sqlite
 
 HERE = Path(__file__).resolve().parent
 STOP = 12
+# The update that first trades is read from the reference run, so any effort will do.
+SETTINGS = chaos_settings(LIGHT_EFFORT)
 EPOCH = re.compile(r"^rt-[0-9][0-9a-z]{5}-")
 
 

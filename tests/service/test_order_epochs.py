@@ -9,8 +9,8 @@ from pathlib import Path
 
 import structlog
 
-from service.bench.chaos import SETTINGS, run_worker_process
-from service.bench.daemon_harness import write_config
+from service.bench.chaos import chaos_settings, run_worker_process
+from service.bench.daemon_harness import LIGHT_EFFORT, write_config
 from service.broker.sim import SimBroker
 from service.market.synthetic import SyntheticMarket
 from service.settings import SyntheticMarketSettings
@@ -113,7 +113,8 @@ def test_a_reset_database_trades_on_with_ids_no_old_broker_order_matches(
 ) -> None:
     """The worker end to end: trade, move the database aside, trade again; every new
     intent reaches the broker as an order of its own (no phantom fills)."""
-    config, state = write_config(tmp_path / "config", SETTINGS), tmp_path / "state"
+    config = write_config(tmp_path / "config", chaos_settings(LIGHT_EFFORT))
+    state = tmp_path / "state"
     assert run_worker_process(config, state, "alpha", 8, None) == 0
     before = _intent_ids(state_path(state, "alpha"))
     assert before

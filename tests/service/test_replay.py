@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from service.bench.chaos import SETTINGS, run_worker_process
-from service.bench.daemon_harness import write_config
+from service.bench.chaos import chaos_settings, run_worker_process
+from service.bench.daemon_harness import LIGHT_EFFORT, write_config
 from service.cli import main
 
 STOP = 3
@@ -20,7 +20,7 @@ STOP = 3
 @pytest.fixture(scope="module")
 def traded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(config, state dir) of alpha after STOP real updates on the embedded market."""
-    config = write_config(tmp_path_factory.mktemp("config"), SETTINGS)
+    config = write_config(tmp_path_factory.mktemp("config"), chaos_settings(LIGHT_EFFORT))
     state = tmp_path_factory.mktemp("state")
     assert run_worker_process(config, state, "alpha", STOP, None) == 0
     return config, state

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from service.bench.chaos import SETTINGS, worker_process
-from service.bench.daemon_harness import write_config
+from service.bench.chaos import chaos_settings, worker_process
+from service.bench.daemon_harness import LIGHT_EFFORT, write_config
 from service.broker.sim import SimBroker
 from service.exit_codes import EX_CONFIG
 from service.market.synthetic import SyntheticMarket
@@ -104,7 +104,8 @@ def test_an_old_database_is_stamped_by_its_first_account_then_refused_to_others(
 
 
 def test_the_worker_refuses_another_accounts_database_with_78(tmp_path: Path) -> None:
-    config, state = write_config(tmp_path / "config", SETTINGS), tmp_path / "st#ate"
+    config = write_config(tmp_path / "config", chaos_settings(LIGHT_EFFORT))
+    state = tmp_path / "st#ate"
     StateStore(state_path(state, "beta"), account="beta").close()
     shutil.copy(state_path(state, "beta"), state_path(state, "alpha"))
 
