@@ -1,7 +1,8 @@
 """An in-process simulated broker that behaves like a remote one.
 
-Its account lives in its OWN SQLite file (WAL, synchronous=FULL, one transaction per
-mutation), so it outlives a crashed worker the way a real broker would. Market time comes
+Its account lives in its OWN SQLite file (WAL, one transaction per mutation), so it
+outlives a crashed worker the way a real broker would (sim_account says why a power loss
+may cost it its last orders, and why that is safe). Market time comes
 from `now()` (the bar the worker is processing); nothing else about time is stored.
 That file is the broker's, not the state database: as a remote broker keeps its books
 to itself, the SQL on it lives in sim_account (and sim_book_rows), outside service.state.
@@ -16,6 +17,7 @@ slightly negative.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -78,6 +80,10 @@ class SimBroker:
         # meanwhile was placed at now() and waits for a later bar), and the broker calls
         # of one update, one per instrument, settle once instead of once each.
         self._settled_at: datetime | None = None
+        # Latest closes at _marks_at: prices do not move within one now(), and an update
+        # asks for one per order (the buying-power check) after its snapshot read them all.
+        self._marks: dict[Symbol, float] = {}
+        self._marks_at: datetime | None = None
 
     # -- the Broker protocol ---------------------------------------------------------
 
@@ -138,7 +144,7 @@ class SimBroker:
         return None if self._allow_short else self._sell_refusal(intent)
 
     def _sell_refusal(self, intent: OrderIntent) -> str | None:
-        held = self._account.positions().get(intent.symbol)
+        held = self._account.position(intent.symbol)
         sellable = (held.qty if held else 0.0) - self._account.open_qty(intent.symbol, Side.SELL)
         if intent.qty <= sellable + _QTY_EPS:
             return None
@@ -170,9 +176,11 @@ class SimBroker:
         if now == self._settled_at:
             return now
         held = self._account.positions()
+        unfilled = self._account.unfilled()
+        fill_bars = self._fill_bars(unfilled, now)
         fills = []
-        for row in self._account.unfilled():
-            bar = self._fill_bar(row["symbol"], datetime.fromisoformat(row["submitted_at"]), now)
+        for row in unfilled:
+            bar = fill_bars.get((row["symbol"], row["submitted_at"]))
             if bar is not None:
                 symbol, delta = row["symbol"], _signed(row["side"], row["qty"])
                 after = next_position(symbol, held.get(symbol), delta, bar.open)
@@ -186,14 +194,29 @@ class SimBroker:
         self._settled_at = now
         return now
 
-    def _fill_bar(self, symbol: Symbol, submitted_at: datetime, now: datetime) -> Bar | None:
-        bars = self._market.bars_after({symbol: submitted_at}, now).get(symbol, [])
-        return bars[0] if bars else None
+    def _fill_bars(
+        self, unfilled: list[sqlite3.Row], now: datetime
+    ) -> dict[tuple[Symbol, str], Bar]:
+        """The bar each open order fills at, by (symbol, submitted_at): one market read per
+        submission time (an update's orders share theirs), not one per order."""
+        by_time: dict[str, set[Symbol]] = {}
+        for row in unfilled:
+            by_time.setdefault(row["submitted_at"], set()).add(row["symbol"])
+        found = {}
+        for submitted_at, symbols in by_time.items():
+            after = datetime.fromisoformat(submitted_at)
+            bars = self._market.bars_after(dict.fromkeys(sorted(symbols), after), now)
+            found.update({(sym, submitted_at): got[0] for sym, got in bars.items() if got})
+        return found
 
     # -- prices ----------------------------------------------------------------------
 
     def _latest_closes(self, symbols: list[Symbol], now: datetime) -> dict[Symbol, float]:
-        if not symbols:
-            return {}
-        history = self._market.history(symbols, now, 1)
-        return {sym: bars[-1].close for sym, bars in history.items() if bars}
+        """The latest close at or before `now` of each symbol that has one."""
+        if now != self._marks_at:
+            self._marks, self._marks_at = {}, now
+        missing = [s for s in symbols if s not in self._marks]
+        if missing:
+            history = self._market.history(missing, now, 1)
+            self._marks.update({sym: bars[-1].close for sym, bars in history.items() if bars})
+        return {s: self._marks[s] for s in symbols if s in self._marks}

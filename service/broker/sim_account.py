@@ -1,8 +1,12 @@
 """The simulated broker's account file: its schema, one transaction per mutation, and
 every read and write of its cash, orders, positions and fills.
 
-WAL with synchronous=FULL, so a committed mutation survives a crashed worker the way a
-remote broker's books would. The rules (what is refused, when and at what an order
+WAL with synchronous=NORMAL: a committed mutation survives a crashed worker (the kernel
+holds it) the way a remote broker's books would, without an fsync per order. A power loss
+may roll back the last orders and fills; the worker's own state database (FULL) still holds
+their intents, so at the next start it finds them unknown to this broker and sends them
+again by client_order_id, as after a POST that never arrived, and reconciliation adopts
+the positions this broker then shows. The rules (what is refused, when and at what an order
 fills) are SimBroker's; this module only stores their results.
 """
 
@@ -75,7 +79,7 @@ class SimAccount:
         self._db = open_sqlite(Path(db_path))  # a percent-encoded URI: any legal path
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
         with self.transaction():
             for statement in _SCHEMA.split(";"):  # not executescript: it commits first
                 self._db.execute(statement)
@@ -202,6 +206,12 @@ class SimAccount:
 
     def cash(self) -> float:
         return float(self._db.execute("SELECT cash FROM account WHERE id = 1").fetchone()[0])
+
+    def position(self, symbol: Symbol) -> Position | None:
+        row = self._db.execute(
+            "SELECT symbol, qty, avg_entry_price FROM positions WHERE symbol = ?", (symbol,)
+        ).fetchone()
+        return None if row is None else Position(row["symbol"], row["qty"], row["avg_entry_price"])
 
     def positions(self) -> dict[Symbol, Position]:
         rows = self._db.execute("SELECT symbol, qty, avg_entry_price FROM positions")

@@ -192,19 +192,15 @@ class StateStore:
 
     # -- intents -----------------------------------------------------------------------
 
-    def record_outcome(self, outcome: OrderOutcome) -> None:
-        self._conn.execute(
-            "UPDATE intents SET status = ?, broker_order_id = ?, filled_qty = ?, "
-            "filled_avg_price = ?, reason = ? WHERE client_order_id = ?",
-            (
-                outcome.status.value,
-                outcome.broker_order_id,
-                outcome.filled_qty,
-                outcome.filled_avg_price,
-                outcome.reason,
-                outcome.client_order_id,
-            ),
-        )
+    def record_outcomes(self, outcomes: Sequence[OrderOutcome]) -> None:
+        """What the broker said of these intents, in one transaction."""
+        with self._transaction() as conn:
+            conn.executemany(
+                "UPDATE intents SET status = ?, broker_order_id = ?, filled_qty = ?, "
+                "filled_avg_price = ?, reason = ? WHERE client_order_id = ?",
+                [(o.status.value, o.broker_order_id, o.filled_qty, o.filled_avg_price,
+                  o.reason, o.client_order_id) for o in outcomes],
+            )
 
     def open_intents(self) -> list[IntentRecord]:
         """Intents not yet final: pending, unknown, accepted or partially filled."""

@@ -37,28 +37,39 @@ class OrderSubmitter:
         never seen (same client_order_id, so a resend can never duplicate), or, while the
         account is paused or flattening (`send_unseen` False), withdraw them: an order
         decided before the pause is not placed after it."""
-        for record in self.store.open_intents():
-            if self.stop_requested():
-                return  # stop means no new POST; the next start resolves the rest
-            outcome = self.broker.lookup(record.intent.client_order_id)
-            if outcome is None and record.status.needs_resolution:
-                outcome = self.send(record.intent) if send_unseen else self.withdraw(record.intent)
-            elif outcome is not None and outcome.status != record.status:
-                self._record(record.intent, outcome)
+        settled: list[tuple[OrderIntent, OrderOutcome]] = []
+        try:
+            for record in self.store.open_intents():
+                if self.stop_requested():
+                    return  # stop means no new POST; the next start resolves the rest
+                outcome = self.broker.lookup(record.intent.client_order_id)
+                if outcome is None and record.status.needs_resolution:
+                    outcome = (self._post(record.intent, "after_resend") if send_unseen
+                               else withdrawn(record.intent))
+                elif outcome is None or outcome.status == record.status:
+                    continue
+                settled.append((record.intent, outcome))
+        finally:
+            self._record(settled)
 
     def send_all(self, intents: list[OrderIntent], seq: int) -> None:
         """POST the update's intents; once a stop is asked for, POST no more. The rest
         are durable in the checkpoint and sent, once, by `resolve_open_intents` at the next
         start (or the next update)."""
-        for n, intent in enumerate(intents):
-            self.faults.hit("before_post")
-            if self.stop_requested():
-                log.info("orders.deferred", count=len(intents) - n, reason="stop requested",
-                         next="sent at the next start, by client_order_id")
-                return
-            self.send(intent, seq)
+        sent: list[tuple[OrderIntent, OrderOutcome]] = []
+        try:
+            for n, intent in enumerate(intents):
+                self.faults.hit("before_post")
+                if self.stop_requested():
+                    log.info("orders.deferred", count=len(intents) - n,
+                             reason="stop requested",
+                             next="sent at the next start, by client_order_id")
+                    return
+                sent.append((intent, self._post(intent, "after_post")))
+        finally:
+            self._record(sent)
 
-    def send(self, intent: OrderIntent, seq: int | None = None) -> OrderOutcome:
+    def _post(self, intent: OrderIntent, fault_point: str) -> OrderOutcome:
         log.info(
             "order.submitted",
             symbol=intent.symbol,
@@ -68,26 +79,30 @@ class OrderSubmitter:
             status="pending",
         )
         outcome = self.broker.submit(intent)
-        self.faults.hit("after_post" if seq is not None else "after_resend")
-        self._record(intent, outcome)
+        self.faults.hit(fault_point)  # test-only: a crash between the POST and its record
         return outcome
 
-    def withdraw(self, intent: OrderIntent) -> OrderOutcome:
-        """Settle an intent the broker never saw as canceled, without sending it."""
-        outcome = OrderOutcome(intent.client_order_id, OrderStatus.CANCELED,
-                               reason="withdrawn unsent: trading is paused")
-        self._record(intent, outcome)
-        return outcome
+    def _record(self, settled: list[tuple[OrderIntent, OrderOutcome]]) -> None:
+        """The outcomes in one transaction (one fsync for an update's orders, not one
+        each). An outcome lost to a crash before this is no loss: the intent stays open
+        and the next resolution asks the broker for it by its client_order_id."""
+        if not settled:
+            return
+        self.store.record_outcomes([outcome for _, outcome in settled])
+        for intent, outcome in settled:
+            log.info(
+                "order.resolved",
+                symbol=intent.symbol,
+                client_order_id=intent.client_order_id,
+                side=intent.side.value,
+                qty=intent.qty,
+                status=outcome.status.value,
+                filled_qty=outcome.filled_qty,
+                reason=outcome.reason,
+            )
 
-    def _record(self, intent: OrderIntent, outcome: OrderOutcome) -> None:
-        self.store.record_outcome(outcome)
-        log.info(
-            "order.resolved",
-            symbol=intent.symbol,
-            client_order_id=intent.client_order_id,
-            side=intent.side.value,
-            qty=intent.qty,
-            status=outcome.status.value,
-            filled_qty=outcome.filled_qty,
-            reason=outcome.reason,
-        )
+
+def withdrawn(intent: OrderIntent) -> OrderOutcome:
+    """An intent the broker never saw, settled as canceled without being sent."""
+    return OrderOutcome(intent.client_order_id, OrderStatus.CANCELED,
+                        reason="withdrawn unsent: trading is paused")

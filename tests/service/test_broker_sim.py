@@ -143,6 +143,20 @@ def test_a_buy_costing_more_than_cash_is_rejected(broker: SimBroker) -> None:
     assert broker.submit(buy("b-more", 1)).status is OrderStatus.REJECTED  # cash is reserved
 
 
+def test_buying_power_is_priced_at_the_latest_close_of_the_bar_in_hand(
+    broker: SimBroker, clock: MarketTime
+) -> None:
+    """Prices are read once per bar (one update's orders share them), never carried to the
+    next: at each bar the most that can be bought is what that bar's close affords."""
+    for n in (100, 130):  # far enough apart that SPY's close differs
+        clock.to(n)
+        most = int(broker.snapshot().cash // bar("SPY", n)[1])
+        assert broker.submit(buy(f"b-{n}-over", most + 1)).status is OrderStatus.REJECTED
+        assert broker.submit(buy(f"b-{n}", most // 2)).status is OrderStatus.ACCEPTED
+        # it fills at bar n + 1's open, before the next turn reads the cash
+    assert bar("SPY", 100)[1] != bar("SPY", 130)[1]
+
+
 def test_an_order_for_a_symbol_without_a_price_yet_is_rejected(tmp_path: Path) -> None:
     early = SimBroker(tmp_path / "b.db", MARKET, lambda: at(-1))
     outcome = early.submit(buy("b-1", 1))

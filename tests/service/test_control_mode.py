@@ -97,8 +97,8 @@ class UnseenBook:
     def open_intents(self) -> list[IntentRecord]:
         return [IntentRecord(BUY, 7, OrderStatus.PENDING)]
 
-    def record_outcome(self, outcome: OrderOutcome) -> None:
-        self.recorded.append(outcome)
+    def record_outcomes(self, outcomes: list[OrderOutcome]) -> None:
+        self.recorded.extend(outcomes)
 
     def lookup(self, client_order_id: str) -> None:
         return None

@@ -64,8 +64,8 @@ def test_a_sequence_gap_is_refused(tmp_path: Path) -> None:
 def test_outcomes_settle_intents(tmp_path: Path) -> None:
     store = StateStore(tmp_path / "alpha.sqlite")
     store.commit_update(checkpoint(1), [], [intent(1), intent(1, "QQQ")])
-    store.record_outcome(OrderOutcome("rt-alpha-1-SPY", OrderStatus.FILLED, "b1", 3.0, 100.0))
-    store.record_outcome(OrderOutcome("rt-alpha-1-QQQ", OrderStatus.UNKNOWN))
+    store.record_outcomes([OrderOutcome("rt-alpha-1-SPY", OrderStatus.FILLED, "b1", 3.0, 100.0),
+                           OrderOutcome("rt-alpha-1-QQQ", OrderStatus.UNKNOWN)])
     [still_open] = store.open_intents()
     assert still_open.intent.symbol == "QQQ" and still_open.status is OrderStatus.UNKNOWN
 

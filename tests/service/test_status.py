@@ -208,7 +208,7 @@ def test_open_orders_are_the_intents_not_yet_final(state: Path, config: LoadedCo
                                         OrderStatus.CANCELED, OrderStatus.EXPIRED,
                                         OrderStatus.ACCEPTED, OrderStatus.PARTIALLY_FILLED],
                               strict=False):  # G stays pending
-        store.record_outcome(OrderOutcome(f"rt-alpha-1-{symbol}", status))
+        store.record_outcomes([OrderOutcome(f"rt-alpha-1-{symbol}", status)])
     store.close()
     orders = alpha_of(status_document(config, state, NOW))["open_orders"]
     assert [(o["symbol"], o["status"]) for o in orders] == [
