@@ -3,6 +3,7 @@ exact window back, through removals, catch-ups, pruning and a rolled-back update
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from service.model_state import InstrumentState, ModelState
 from service.state import returns_rows
 from service.state.checkpoint_codec import checkpoint_state, encode_model_state
-from service.state.store import Checkpoint, StateStore, UnusableStateError
+from service.state.store import SCHEMA_VERSION, Checkpoint, StateStore, UnusableStateError
 from service.types import Bar
 
 T0 = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
@@ -164,3 +165,56 @@ def test_bytes_per_bar(tmp_path: Path) -> None:
     assert blob is not None
     # the blob keeps 32 bytes of digest per instrument, whatever the window's length
     assert len(blob.model) < 50 * (32 + 120)
+
+
+def wal_pages_of_one_update(account: Account) -> int:
+    """Pages the next update's commit appends to the WAL (the WAL emptied first)."""
+    conn = account.store._conn
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    account.update()
+    _, pages, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return int(pages)
+
+
+def test_an_update_writes_its_new_returns_into_a_few_pages_whatever_the_instruments(
+    tmp_path: Path,
+) -> None:
+    """One new return per instrument is ~20 bytes of row each: keyed by the update that
+    wrote them they share pages, where keyed by symbol each landed in a page of its own
+    (at 200 instruments, 200 pages of 4 KB rewritten per bar for 4 KB of data)."""
+    small = Account(tmp_path / "small.sqlite", [f"S{i:03d}" for i in range(20)])
+    large = Account(tmp_path / "large.sqlite", [f"S{i:03d}" for i in range(200)])
+    for _ in range(2 * WINDOW):  # the window is full: each update adds one row per symbol
+        small.update()
+        large.update()
+    grown = wal_pages_of_one_update(large) - wal_pages_of_one_update(small)
+    # the 180 more instruments' book entries, window digests and records and returns,
+    # ~300 bytes each: 14 pages (keyed by symbol, the returns alone made it 40)
+    assert grown <= 20, f"{grown} more pages for 180 more instruments"
+    large.check_every_retained_checkpoint()
+
+
+def test_a_version_4_database_keyed_by_symbol_migrates_and_every_window_reads_back(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "alpha.sqlite"
+    account = Account(path, ["SPY", "QQQ"])
+    for _ in range(WINDOW + 5):
+        account.update()
+    account.store.close()
+    with sqlite3.connect(path) as conn:  # the rows as version 4 kept them
+        conn.executescript(
+            "CREATE TABLE v4 (symbol TEXT NOT NULL, idx INTEGER NOT NULL, value REAL NOT NULL,"
+            " PRIMARY KEY (symbol, idx)) WITHOUT ROWID;"
+            "INSERT INTO v4 SELECT symbol, idx, value FROM returns; DROP TABLE returns;"
+            "ALTER TABLE v4 RENAME TO returns;"
+            "UPDATE meta SET value = '4' WHERE key = 'schema_version';")
+    conn.close()
+    account.store = StateStore(path, account="alpha")
+    assert account.store.meta("schema_version") == str(SCHEMA_VERSION)
+    account.check_every_retained_checkpoint()
+    for _ in range(3):  # numbered on after the migrated rows
+        account.update()
+    account.check_every_retained_checkpoint()
+    assert account.rows() == 2 * (WINDOW + 5 + 3 - 1)
