@@ -4,7 +4,6 @@ decision rows for the checkpoint) that follow from them."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -33,8 +32,7 @@ def decide_targets(
     """Targets for the modelled instruments, and flat targets for those leaving the
     rotation until the broker shows them flat."""
     budget = snapshot.equity / max(1, len(symbols))
-    decisions, rows = _model_decisions(book, ready, estimate, budget, strategy)
-    rows = [replace(r, position_qty=snapshot.qty(r.symbol)) for r in rows]
+    decisions, rows = _model_decisions(book, ready, estimate, budget, strategy, snapshot)
     retired = book.drop_flat(snapshot)
     if retired:
         log.info("instruments.retired", symbols=retired, reason="flat after removal")
@@ -77,6 +75,7 @@ def _model_decisions(
     estimate: RegimeEstimate | None,
     budget: float,
     strategy: StrategySettings,
+    snapshot: BrokerSnapshot,
 ) -> tuple[list[Decision], list[DecisionRow]]:
     if estimate is None:
         return [], []
@@ -94,7 +93,8 @@ def _model_decisions(
         decisions.append(decision)
         rows.append(DecisionRow(symbol, cols.regime[i], signal.p_turbulent, cols.pred_mean[i],
                                 signal.pred_vol, signal.converged, decision.target_weight,
-                                decision.target_qty, cols.p_turbulent_sd[i], signal.price))
+                                decision.target_qty, cols.p_turbulent_sd[i], signal.price,
+                                snapshot.qty(symbol)))
     if unconverged:
         # Never silently: what failed, by how much, and what the rule did to the target.
         log.warning("model.unconverged", instruments=unconverged,
