@@ -97,12 +97,16 @@ def measure(instruments: int = 268, window: int = 256, updates: int = 20,
         rig = Rig(write_config(Path(tmp), instruments, window), Path(tmp) / "state", backend)
         try:
             rig.trader.resume()
-            events = [rig.update(n) for n in range(updates + 1)]
+            events = [rig.update(n) for n in range(updates)]
+            wal = rig.store.empty_wal()
+            events.append(rig.update(updates))
+            wal_bytes = wal.stat().st_size  # what the last update wrote, all of it
             tables = rig.store.table_bytes()
         finally:
             rig.close()
     return {**_figures(events, instruments, window, backend),
-            "storage": _storage(tables, instruments, len(events))}
+            "storage": {**(_storage(tables, instruments, len(events)) or {}),
+                        "wal_bytes_per_update": wal_bytes}}
 
 
 def _storage(tables: dict[str, tuple[int, int]] | None, instruments: int,

@@ -186,6 +186,12 @@ class StateStore:
         """(bytes used, rows) of each table (service.state.table_sizes)."""
         return table_sizes.table_bytes(self._conn)
 
+    def empty_wal(self) -> Path:
+        """Copy the WAL into the main file and truncate it (what an update writes next is
+        then the WAL's whole size, `bench stages`); returns the WAL's path."""
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return self.path.with_name(self.path.name + "-wal")
+
     def model_digests(self) -> dict[int, str]:
         rows = self._conn.execute("SELECT seq, model_digest FROM checkpoints ORDER BY seq")
         return {int(seq): str(digest) for seq, digest in rows}

@@ -16,6 +16,8 @@ def test_bench_stages_times_every_stage_of_a_real_trader_that_trades() -> None:
     storage = figures["storage"]
     assert 8 < storage["returns_bytes_per_bar"] < 40
     assert 8 < storage["windows_bytes_per_instrument_checkpoint"] < 40
+    # an update's commit: its checkpoint row and a page or two of each table, 4 KB each
+    assert 4096 < storage["wal_bytes_per_update"] < 40 * 4096
 
 
 def test_a_checkpoint_row_does_not_grow_with_the_window() -> None:
