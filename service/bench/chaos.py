@@ -35,9 +35,9 @@ from service.worker.fault_points import FAULTS_ENV, TESTING_ENV
 
 
 def chaos_settings(effort: str = "") -> str:
-    """Two accounts that trade often. The default effort (`effort` empty): which updates
-    trade, and so which kill points seed 7 reaches (the CI test's plan), follows from the
-    estimates."""
+    """Two accounts that trade often; `effort`: lines for [model] (empty: the daemon's
+    defaults). Which updates trade, and so which kill points a seed's plan reaches, follows
+    from the estimates, and so from the effort."""
     return two_account_settings(level="warning", effort=effort, sections="""
 [strategy]
 enter_below = 0.9         # trade often: the chaos needs orders to kill around
@@ -150,11 +150,12 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 
 def run_chaos(
-    kills: int, seed: int = 0, updates: int | None = None, workdir: Path | None = None
+    kills: int, seed: int = 0, updates: int | None = None, workdir: Path | None = None,
+    settings: str = SETTINGS,
 ) -> dict[str, Any]:
     """Chaos over both accounts (in parallel), the reference run, and the comparison."""
     folder = workdir or Path(tempfile.mkdtemp(prefix="regime-trader-chaos-"))
-    config = write_config(folder / "config", SETTINGS)
+    config = write_config(folder / "config", settings)
     per_account = -(-kills // len(ACCOUNTS))
     stop_at = updates or max(20, 3 * per_account)
     started = time.monotonic()

@@ -26,6 +26,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                               "state differs from an uninterrupted run")
     chaos.add_argument("--kills", type=int, required=True, metavar="N", help="kills in all")
     chaos.add_argument("--seed", type=int, default=0, help="the run's seed (reproducible)")
+    chaos.add_argument("--effort", choices=("default", "light"), default="default",
+                       help="the model's effort: the daemon's defaults, or the shorter "
+                       "warm-up of the mechanics tests (the CI run's)")
     add_output_flags(chaos, "the result")
     chaos.set_defaults(handler=chaos_handler)
 
@@ -42,10 +45,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def chaos_handler(args: argparse.Namespace) -> int:
-    from service.bench.chaos import run_chaos  # noqa: PLC0415 - the tools load on demand
+    # the tools load on demand
+    from service.bench.chaos import chaos_settings, run_chaos  # noqa: PLC0415
+    from service.bench.daemon_harness import LIGHT_EFFORT  # noqa: PLC0415
 
     logs_to_stderr()
-    result = run_chaos(args.kills, args.seed)
+    effort = LIGHT_EFFORT if args.effort == "light" else ""
+    result = run_chaos(args.kills, args.seed, settings=chaos_settings(effort))
     emit(result, args)
     return 0 if result["equivalent"] else 1
 

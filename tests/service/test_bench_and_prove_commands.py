@@ -26,7 +26,9 @@ from service.bench import chaos, soak
          {"what": "supervision", "out": Path("s.json"), "json": False}),
         (["bench", "reload"], "daemon_handler", {"what": "reload"}),
         (["prove", "chaos", "--kills", "26", "--seed", "7"], "chaos_handler",
-         {"kills": 26, "seed": 7}),
+         {"kills": 26, "seed": 7, "effort": "default"}),
+        (["prove", "chaos", "--kills", "10", "--seed", "3", "--effort", "light"],
+         "chaos_handler", {"kills": 10, "seed": 3, "effort": "light"}),
         (["prove", "soak", "--minutes", "62", "--sample-s", "5"], "soak_handler",
          {"minutes": 62.0, "sample_s": 5.0}),
     ],
@@ -52,8 +54,8 @@ def test_prove_chaos_exits_1_when_the_end_states_differ(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     equivalent: bool, code: int,
 ) -> None:
-    monkeypatch.setattr(chaos, "run_chaos", lambda kills, seed: {"equivalent": equivalent,
-                                                                  "kills": kills, "seed": seed})
+    monkeypatch.setattr(chaos, "run_chaos", lambda kills, seed, settings: {
+        "equivalent": equivalent, "kills": kills, "seed": seed})
     out = tmp_path / "chaos.json"
     argv = ["prove", "chaos", "--kills", "4", "--seed", "9", "--json", "--out", str(out)]
     assert cli.main(argv) == code
