@@ -101,6 +101,17 @@ def known_references(
     return {b["time"]: (b["reference"], b["reference_rhat"]) for b in old["bars"]}
 
 
+def merged_references(
+    paths: list[Path], series: Series, seed: int, ref: Reference
+) -> dict[str, tuple[float, float]]:
+    """The references of several earlier runs (each checked as by known_references), by
+    bar time: long references made one date range per run, reused over their union."""
+    merged: dict[str, tuple[float, float]] = {}
+    for path in paths:
+        merged.update(known_references(path, series, seed, ref))
+    return merged
+
+
 def measure(
     series: Series, seed: int, jobs: int, ref: Reference,
     known: dict[str, tuple[float, float]] | None = None,

@@ -113,9 +113,10 @@ def _regime_change_parser(kinds: Kinds) -> None:
     rc.add_argument("--reference-chains", type=int, default=8)
     rc.add_argument("--reference-draws", type=int, default=4000)
     rc.add_argument("--reference-warmup", type=int, default=1000)
-    rc.add_argument("--references", type=Path, metavar="JSON",
+    rc.add_argument("--references", type=Path, metavar="JSON", action="append", default=[],
                     help="reuse the references of an earlier run's --out JSON (same series, "
-                    "window, seed and reference settings): only the warm path is re-run")
+                    "window, seed and reference settings): only the warm path is re-run; "
+                    "repeatable, to join runs made one date range each")
     add_output_flags(rc, "the figures")
     rc.add_argument("--write-synthetic", type=Path, metavar="PATH",
                     help="write a synthetic series with known switch points (from --seed) "
@@ -151,8 +152,8 @@ def regime_change_handler(args: argparse.Namespace) -> int:
     )
     try:
         regime_change.warm_spec(series)  # a bad --model-set fails before any work
-        known = (None if args.references is None else
-                 regime_change.known_references(args.references, series, args.seed, reference))
+        known = regime_change.merged_references(args.references, series, args.seed,
+                                                reference)
         figures = regime_change.measure(series, args.seed, args.jobs, reference, known)
     except (OSError, ValueError) as error:
         print(f"regime-trader bench regime-change: {error}", file=sys.stderr)

@@ -71,6 +71,29 @@ def test_a_second_run_reuses_the_references_and_changes_only_the_warm_path(
         regime_change.known_references(tmp_path / "first.json", series, 8, ref)
 
 
+def test_references_of_runs_over_adjacent_ranges_are_reused_over_their_union(
+    tmp_path: Path,
+) -> None:
+    """Long references take hours at the issue's size: they are made one date range per
+    run and joined (`--references A.json --references B.json`)."""
+    regime_change.synthetic_csv(tmp_path / "s.csv", seed=3, bars=300)
+    whole = regime_change.Series(tmp_path / "s.csv", "Close", date(2010, 10, 1),
+                                 date(2010, 10, 4), window=64, extend_max=0)  # fmt: skip
+    ref = regime_change.Reference(2, 40, 40)
+    parts = []
+    for name, start, end in (("a", 1, 2), ("b", 3, 4)):
+        part = whole._replace(start=date(2010, 10, start), end=date(2010, 10, end))
+        parts.append(regime_change.measure(part, 7, 1, ref))
+        (tmp_path / f"{name}.json").write_text(json.dumps(parts[-1]))
+    known = regime_change.merged_references([tmp_path / "a.json", tmp_path / "b.json"],
+                                            whole, 7, ref)  # fmt: skip
+    joined = regime_change.measure(whole, 7, 1, ref, known)
+    assert joined["references_reused"] == 4
+    assert [b["reference"] for b in joined["bars"]] == [
+        b["reference"] for part in parts for b in part["bars"]]
+    assert [b["time"] for b in joined["bars"]] == [f"2010-10-0{d}" for d in (1, 2, 3, 4)]
+
+
 def test_a_model_override_must_name_a_field_and_fit_its_type(tmp_path: Path) -> None:
     series = regime_change.Series(tmp_path / "s.csv", "Close", date(2010, 10, 1),
                                   date(2010, 10, 2), overrides=(("chain", "8"),))  # fmt: skip
