@@ -30,6 +30,10 @@ def test_state_written_on_wgpu_resumes_on_numpy_and_back(
     run_daemon: Callable[..., DaemonProcess], fast_config: Path, tmp_path: Path
 ) -> None:
     state = tmp_path / "state"
+    # one instrument per account: llvmpipe's time grows with the lanes, and one carry
+    # crossing backends proves what three do
+    (fast_config.parent / "instruments.toml").write_text(
+        '[accounts.alpha]\nsymbols = ["SPY"]\n\n[accounts.beta]\nsymbols = ["AAPL"]\n')
     on_gpu = run_with(run_daemon, fast_config, state, "wgpu")
     assert {e["backend"] for e in on_gpu.named("update.completed")} == {"wgpu"}
     on_cpu = run_with(run_daemon, fast_config, state, "numpy")
