@@ -70,14 +70,7 @@ class OrderSubmitter:
             self._record(sent)
 
     def _post(self, intent: OrderIntent, fault_point: str) -> OrderOutcome:
-        log.info(
-            "order.submitted",
-            symbol=intent.symbol,
-            client_order_id=intent.client_order_id,
-            side=intent.side.value,
-            qty=intent.qty,
-            status="pending",
-        )
+        log.info("order.submitted", **_intent_fields(intent), status="pending")
         outcome = self.broker.submit(intent)
         self.faults.hit(fault_point)  # test-only: a crash between the POST and its record
         return outcome
@@ -90,16 +83,15 @@ class OrderSubmitter:
             return
         self.store.record_outcomes([outcome for _, outcome in settled])
         for intent, outcome in settled:
-            log.info(
-                "order.resolved",
-                symbol=intent.symbol,
-                client_order_id=intent.client_order_id,
-                side=intent.side.value,
-                qty=intent.qty,
-                status=outcome.status.value,
-                filled_qty=outcome.filled_qty,
-                reason=outcome.reason,
-            )
+            log.info("order.resolved", **_intent_fields(intent),
+                     status=outcome.status.value, filled_qty=outcome.filled_qty,
+                     reason=outcome.reason)
+
+
+def _intent_fields(intent: OrderIntent) -> dict[str, object]:
+    """What every order event says of its intent."""
+    return {"symbol": intent.symbol, "client_order_id": intent.client_order_id,
+            "side": intent.side.value, "qty": intent.qty}
 
 
 def withdrawn(intent: OrderIntent) -> OrderOutcome:
