@@ -18,7 +18,6 @@ experiment, not a product path.
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 import time
@@ -32,6 +31,7 @@ from regime_model.scaling import robust_scale
 from regime_model.spec import ModelSpec
 from regime_model.update import InstrumentCarry, build_batch
 from service.bench.series_replay import KEY, bars
+from service.bench.validate_data import closes as sp500_closes
 from service.model_state import InstrumentState
 
 REFERENCES = Path("docs/bench-results/regime-change-sp500-h200-2026-12-01.json")
@@ -68,16 +68,20 @@ def resampled(carry: InstrumentCarry, weights: np.ndarray, rng: np.random.Genera
                            carry.inv_mass)
 
 
-def main(chains: int, mode: str, ess_fraction: float) -> dict[str, object]:
-    references = {b["time"]: b["reference"] for b in json.loads(REFERENCES.read_text())["bars"]}
-    with open("tests/data/sp500.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
-    dates = [r["Date"] for r in rows]
-    closes = np.array([float(r["Close"]) for r in rows])
+def autumn_2008(spec: ModelSpec) -> tuple[list[str], np.ndarray, int, int, InstrumentState]:
+    """S&P 500 (dates, closes), the index of the bar before 2008-08-01 and of 2008-10-31,
+    and the window as it stands at the bar before."""
+    dates, closes = sp500_closes()
     first, last = dates.index("2008-08-01") - 1, dates.index("2008-10-31")
-    spec = ModelSpec(chains=chains, extend_max=0)
     state = InstrumentState("SERIES")
     state.append(bars(dates, closes, first - spec.window, first + 1), spec.window)
+    return dates, closes, first, last, state
+
+
+def main(chains: int, mode: str, ess_fraction: float) -> dict[str, object]:
+    references = {b["time"]: b["reference"] for b in json.loads(REFERENCES.read_text())["bars"]}
+    spec = ModelSpec(chains=chains, extend_max=0)
+    dates, closes, first, last, state = autumn_2008(spec)
     started = time.time()
     _, carry, _ = update(spec, state.returns, None, 1)
     log_w, rng = np.zeros(chains), np.random.default_rng(1)
