@@ -52,6 +52,8 @@ def fits(batch: UpdateBatch) -> str | None:
     start, cfg = batch.start, batch.config
     if cfg.trajectory != "jitter":
         return f"trajectory {cfg.trajectory!r} (only 'jitter' runs on the device)"
+    if cfg.shift_moves:
+        return "level-shift moves (the host driver runs them)"
     if start.adapt_mass.any():
         return "cold lanes (metric adaptation runs on the host)"
     if len(start.warmup) and (start.warmup != start.warmup[0]).any():

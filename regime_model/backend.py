@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import partial
 from typing import NamedTuple, Protocol
 
-from regime_model import hmc, rng
+from regime_model import hmc, level_shift, rng
 from regime_model.sampler import LaneStart, SamplerConfig, SampleResult, sample
 from regime_model.types import FloatArray, IntArray, PredictiveBatch, Priors, Trajectory
 
@@ -96,4 +96,5 @@ def run_on_host(backend: Backend, batch: UpdateBatch) -> SampleResult:
         partial(backend.hmm_value_and_grad, y=y, n_states=K, priors=priors),
         partial(backend.leapfrog, y=y, n_states=K, priors=priors),
     )
-    return sample(density, batch.start, batch.stream, batch.schedule, batch.config)
+    jump = partial(level_shift.shifted, K=K) if batch.config.shift_moves else None
+    return sample(density, batch.start, batch.stream, batch.schedule, batch.config, jump=jump)

@@ -90,6 +90,12 @@ def init(position: FloatArray, logdensity_fn: LogDensityFn) -> HMCState:
     return HMCState(position, *evaluate(logdensity_fn, position))
 
 
+def select(mask: BoolArray, new: HMCState, old: HMCState) -> HMCState:
+    """Each lane's state from `new` where `mask`, else from `old`."""
+    return HMCState(*(np.where(mask if o.ndim == 1 else mask[:, None], n, o)
+                      for n, o in zip(new, old, strict=True)))
+
+
 def _kinetic(momentum: FloatArray, inv_mass: FloatArray) -> FloatArray:
     energy: FloatArray = 0.5 * (inv_mass * momentum**2).sum(axis=1)
     return energy

@@ -30,6 +30,7 @@ class Purpose(IntEnum):
     ACCEPT = 1
     INIT = 2
     SCHEDULE = 3
+    SHIFT = 4  # the level-shift move: its direction, then its Metropolis test
 
 
 class Stream(NamedTuple):

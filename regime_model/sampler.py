@@ -1,8 +1,9 @@
 """Batched, adaptive HMC: warm-up then sampling for lanes = instruments x chains.
 
-The driver knows nothing of the model: it sees a LogDensityFn. Lanes are ordered
-instrument-major (lane = instrument * chains + chain) so an instrument's chains can pool
-their warm-up draws into one mass matrix. All lanes advance in lockstep; a lane whose own
+The driver knows nothing of the model: it sees a LogDensityFn (and the map of a move
+before every transition, if the caller gives one: jump_move). Lanes are instrument-major
+(lane = instrument * chains + chain) so an instrument's chains can pool their warm-up
+draws into one mass matrix. All lanes advance in lockstep; a lane whose own
 warm-up is shorter than the batch's stays frozen until its warm-up begins, so cold and
 warm instruments share one batch and every lane's result depends on its inputs alone.
 
@@ -19,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from regime_model import adaptation, chees, hmc, rng, step_size
+from regime_model.jump_move import JumpFn, jumped
 from regime_model.types import (
     BoolArray,
     FloatArray,
@@ -37,6 +39,7 @@ class SamplerConfig(NamedTuple):
     steps_max: int = 7
     trajectory: str = "jitter"  # or "chees"
     max_steps: int = 64  # cap on one lane's leapfrog steps under "chees"
+    shift_moves: bool = False  # the model's level-shift move before every transition
 
 
 class LaneStart(NamedTuple):
@@ -83,10 +86,6 @@ def step_counts(
     span = config.steps_max - config.steps_min + 1
     counts: IntArray = config.steps_min + (u * span).astype(np.int64)
     return counts
-
-
-def num_steps(schedule_stream: rng.Stream, iteration: int, config: SamplerConfig) -> int:
-    return int(step_counts(schedule_stream, np.array([iteration]), config)[0])
 
 
 def _plan(start: LaneStart, total: int) -> adaptation.Schedule:
@@ -162,10 +161,6 @@ def _adapt(
     return _Warmup(sched, da, search, window, inv_mass, step, ch)
 
 
-def _select(mask: BoolArray, new: hmc.HMCState, old: hmc.HMCState) -> hmc.HMCState:
-    return hmc.HMCState(*(np.where(_col(mask, o), n, o) for n, o in zip(new, old, strict=True)))
-
-
 class _Loop(NamedTuple):
     fn: LogDensityFn
     stream: rng.Stream
@@ -173,6 +168,7 @@ class _Loop(NamedTuple):
     config: SamplerConfig
     total_warmup: int
     progress: Progress | None = None
+    jump: JumpFn | None = None
 
     def tick(self, done: int) -> None:
         if self.progress is not None:
@@ -191,6 +187,8 @@ def _transition(
     # Iterations are counted from the start of sampling so a lane's random stream does not
     # depend on how long the other lanes of its batch warm up.
     it = i - loop.total_warmup
+    if loop.jump is not None:
+        state = jumped(loop.jump, loop.fn, loop.stream, it, state)
     key = hmc.Key(loop.stream, it)
     cfg = loop.config
     if cfg.trajectory == "chees":
@@ -199,7 +197,7 @@ def _transition(
         steps = steps if active is None else np.where(active, steps, 1)
     else:
         u = np.ones(len(length))
-        steps = np.full(len(length), num_steps(loop.schedule_stream, it, cfg))
+        steps = np.full(len(length), step_counts(loop.schedule_stream, np.array([it]), cfg)[0])
     new, info = hmc.step(key, state, params, loop.fn, steps)
     return new, _Step(state.position, info, u)
 
@@ -213,12 +211,12 @@ def _run_warmup(
         params = hmc.HMCParams(w.step_size, w.inv_mass)
         active = w.schedule.adapting[:, i]
         new, step = _transition(loop, i, state, params, np.exp(w.chees.log_length), active)
-        state = _select(active, new, state)
+        state = hmc.select(active, new, state)
         w = _adapt(w, step, state, i, loop.config)
         regroup = w.schedule.regroup[:, i]
         if regroup.any():
             state, w = _regroup(state, w, regroup, loop.config.chains)
-        evals += step.info.num_steps
+        evals += step.info.num_steps + (loop.jump is not None)
         loop.tick(i + 1)
     return state, w, evals
 
@@ -260,7 +258,7 @@ def _run_sampling(
         out.divergences[:] += step.info.is_divergent
         out.acceptance[:] += step.info.acceptance_rate / S
         out.steps[:] += step.info.lane_steps / S
-        evals += step.info.num_steps
+        evals += step.info.num_steps + (loop.jump is not None)
         loop.tick(loop.total_warmup + s + 1)
     return out._replace(evals=evals)
 
@@ -272,10 +270,12 @@ def sample(
     schedule_stream: rng.Stream,
     config: SamplerConfig,
     progress: Progress | None = None,
+    jump: JumpFn | None = None,
 ) -> SampleResult:
-    """Warm up every lane for its own length (aligned to end together), then draw."""
+    """Warm up every lane for its own length (aligned to end together), then draw; with
+    a `jump`, its move before every transition (see the module's docstring)."""
     warmup = int(start.warmup.max(initial=0))
-    loop = _Loop(logdensity_fn, stream, schedule_stream, config, warmup, progress)
+    loop = _Loop(logdensity_fn, stream, schedule_stream, config, warmup, progress, jump)
     t0 = time.perf_counter()
     state = hmc.init(start.position, logdensity_fn)
     state, w, warm_evals = _run_warmup(loop, state, start)

@@ -27,6 +27,9 @@ class ModelSpec:
     trajectory: str = "jitter"  # "chees": adapt each instrument's trajectory length
     # Blocks of `draws` more an unconverged instrument may run within one update.
     extend_max: int = 1
+    # regime_model.level_shift's move before every HMC transition: chains jump between the
+    # two readings of a window at a regime change instead of waiting for HMC to cross.
+    shift_moves: bool = False
 
     def __post_init__(self) -> None:
         check_states(self.n_states)

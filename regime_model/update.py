@@ -141,6 +141,7 @@ def _sampler_config(spec: ModelSpec) -> SamplerConfig:
         spec.steps_min,
         spec.steps_max,
         spec.trajectory,
+        shift_moves=spec.shift_moves,
     )
 
 

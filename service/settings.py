@@ -178,6 +178,11 @@ class ModelSettings(Frozen):
                              description="warm-up iterations of an instrument with no carry")
     warmup_warm: int = Field(default=15, ge=0, le=10_000,
                              description="step-size re-adaptation iterations per warm update")
+    shift_moves: bool = Field(
+        default=False,
+        description="a move between a window's two readings at a regime change "
+        "(regime_model/level_shift.py) before every sampler iteration",
+    )
 
 
 class StrategySettings(Frozen):

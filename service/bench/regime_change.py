@@ -46,6 +46,15 @@ class Series(NamedTuple):
     overrides: tuple[tuple[str, Any], ...] = ()
 
 
+def _value_of(text: str, kind: type) -> Any:
+    """`--model-set`'s text as the field's type; bool("false") would be True."""
+    if kind is bool:
+        if text.lower() not in ("true", "false"):
+            raise ValueError(text)
+        return text.lower() == "true"
+    return kind(text)
+
+
 def warm_spec(series: Series) -> ModelSpec:
     """The warm updates' ModelSpec: the daemon's, with the series' window and overrides."""
     fields = {f.name: f for f in dataclasses.fields(ModelSpec)}
@@ -56,7 +65,7 @@ def warm_spec(series: Series) -> ModelSpec:
             raise ValueError(f"--model-set {name}: not a ModelSpec field; one of {settable}")
         default = getattr(ModelSpec(), name)
         try:
-            changes[name] = type(default)(text)
+            changes[name] = _value_of(text, type(default))
         except ValueError:
             kind = type(default).__name__
             raise ValueError(f"--model-set {name}={text}: {name} takes {kind} values") from None

@@ -36,6 +36,7 @@ def model_spec(settings: ModelSettings) -> ModelSpec:
         draws=settings.draws,
         warmup_cold=settings.warmup_cold,
         warmup_warm=settings.warmup_warm,
+        shift_moves=settings.shift_moves,
     )
 
 

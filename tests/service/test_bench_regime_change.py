@@ -103,3 +103,8 @@ def test_a_model_override_must_name_a_field_and_fit_its_type(tmp_path: Path) -> 
         regime_change.warm_spec(series._replace(overrides=(("steps_max", "six"),)))
     spec = regime_change.warm_spec(series._replace(overrides=(("steps_max", "9"),)))
     assert spec.steps_max == 9 and spec.window == 256
+    for text, value in (("true", True), ("False", False)):
+        overrides = (("shift_moves", text),)
+        assert regime_change.warm_spec(series._replace(overrides=overrides)).shift_moves is value
+    with pytest.raises(ValueError, match="shift_moves=no: shift_moves takes bool values"):
+        regime_change.warm_spec(series._replace(overrides=(("shift_moves", "no"),)))
