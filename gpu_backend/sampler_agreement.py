@@ -76,9 +76,14 @@ def compare_samplers(
     return _agreement(gpu, cpu, spec, returns, [None] * instruments, replicates)
 
 
-def _warm_start(cpu: Backend, spec: ModelSpec, instruments: int) -> tuple[FloatArray, Carries]:
-    """The next window of returns and carries from a cold numpy update of the one before."""
-    returns = 0.01 * regime_returns(instruments, spec.window + 1, np.random.default_rng(7))
+def _warm_start(
+    cpu: Backend, spec: ModelSpec, instruments: int, series: FloatArray | None = None
+) -> tuple[FloatArray, Carries]:
+    """The next window of returns and carries from a cold numpy update of the one before
+    (`series`: [instruments, window + 1] returns; default: gpu_backend.identity's)."""
+    returns = series
+    if returns is None:
+        returns = 0.01 * regime_returns(instruments, spec.window + 1, np.random.default_rng(7))
     keys = np.arange(instruments, dtype=np.uint32)
     _, carries, _ = refresh(returns[:, :-1], [None] * instruments, keys, 1, 999, spec, cpu)
     return returns[:, 1:], list(carries)
@@ -117,10 +122,17 @@ class DrawAgreement(NamedTuple):
     decision_mismatches: int  # draws one backend accepted and the other rejected
     max_draw_err: float
     passed: bool
+    # lanes whose path the level-shift move changed (against the same run without it, on
+    # the host): with spec.shift_moves, the moves were tested, not only switched on
+    shifted_lanes: int = 0
 
 
 def compare_draw_phase(
-    gpu: Backend, cpu: Backend, spec: ModelSpec, instruments: int = 3
+    gpu: Backend,
+    cpu: Backend,
+    spec: ModelSpec,
+    instruments: int = 3,
+    series: FloatArray | None = None,
 ) -> DrawAgreement:
     """A warm update without re-adaptation on both backends, chain by chain: the same
     random numbers give the same accept decisions and the same draws within DRAW_TOL.
@@ -130,12 +142,17 @@ def compare_draw_phase(
     there the backends agree in distribution: `compare_warm_samplers`.)
     """
     spec = replace(spec, warmup_warm=0)
-    returns, carries = _warm_start(cpu, spec, instruments)
+    returns, carries = _warm_start(cpu, spec, instruments, series)
     keys = np.arange(instruments, dtype=np.uint32)
     batch, _ = build_batch(returns, carries, keys, 2, 1000, spec)
     a, b = cpu.run_update(batch).draws, gpu.run_update(batch).draws
+    shifted = 0
+    if spec.shift_moves:
+        plain = cpu.run_update(batch._replace(config=batch.config._replace(shift_moves=False)))
+        shifted = int((plain.draws != a).any(axis=(1, 2)).sum())
     rejected = [(x[:, 1:] == x[:, :-1]).all(axis=2) for x in (a, b)]
     mismatches = int((rejected[0] != rejected[1]).sum())
     err = float((np.abs(a - b) / np.maximum(np.abs(a), 1.0)).max())
     L, S, _ = a.shape
-    return DrawAgreement(L, S, mismatches, err, mismatches == 0 and err <= DRAW_TOL)
+    return DrawAgreement(L, S, mismatches, err, mismatches == 0 and err <= DRAW_TOL, shifted)
+

@@ -52,8 +52,6 @@ def fits(batch: UpdateBatch) -> str | None:
     start, cfg = batch.start, batch.config
     if cfg.trajectory != "jitter":
         return f"trajectory {cfg.trajectory!r} (only 'jitter' runs on the device)"
-    if cfg.shift_moves:
-        return "level-shift moves (the host driver runs them)"
     if start.adapt_mass.any():
         return "cold lanes (metric adaptation runs on the host)"
     if len(start.warmup) and (start.warmup != start.warmup[0]).any():
@@ -71,6 +69,7 @@ class Plan(NamedTuple):
     floats: F32  # [L, 4 D + N_SCALARS]
     words: np.ndarray  # [L, N_WORDS] uint32
     steps: np.ndarray  # [warmup + draws] uint32
+    shift: bool  # the level-shift move before every iteration
 
 
 def plan(batch: UpdateBatch) -> Plan:
@@ -87,7 +86,7 @@ def plan(batch: UpdateBatch) -> Plan:
     words[:, :2], words[:, 2:4] = batch.stream.key, batch.stream.high
     iterations = np.arange(-W, cfg.draws, dtype=np.int64)
     steps = step_counts(batch.schedule, iterations, cfg).astype(np.uint32)
-    return Plan(L, D, W, cfg.draws, floats, words, steps)
+    return Plan(L, D, W, cfg.draws, floats, words, steps, cfg.shift_moves)
 
 
 class Readout(NamedTuple):
@@ -165,6 +164,10 @@ class DeviceSampler:
         dispatch(value_grad.pipeline, hmm_group, value_grad.groups)
         dispatch(kernels[shader.ENTRY_INIT], s_group)
         for n in p.steps:
+            if p.shift:
+                dispatch(kernels[shader.ENTRY_JUMP_PROPOSE], s_group)
+                dispatch(value_grad.pipeline, hmm_group, value_grad.groups)
+                dispatch(kernels[shader.ENTRY_JUMP_FINISH], s_group)
             dispatch(kernels[shader.ENTRY_BEGIN], s_group)
             for _ in range(int(n)):
                 dispatch(kernels[shader.ENTRY_DRIFT], s_group)
@@ -182,7 +185,7 @@ class DeviceSampler:
 def state_sizes(p: Plan) -> dict[str, int]:
     """Bytes of the sampler's own roles for plan p."""
     return {
-        "s_params": 32,
+        "s_params": 48,
         "s_float": p.floats.nbytes,
         "s_word": p.words.nbytes,
         "s_steps": p.steps.nbytes,
@@ -195,7 +198,7 @@ def write_state(
 ) -> None:
     """The run's uniform (`ring`: the one-dispatch sampler's head, instruments, chains),
     the starting position and the lanes' state and step counts."""
-    sp = struct.pack("4If3I", p.lanes, p.D, p.warmup, p.draws, target, *ring)
+    sp = struct.pack("4If7I", p.lanes, p.D, p.warmup, p.draws, target, *ring, p.shift, 0, 0, 0)
     queue.write_buffer(buffers["s_params"], 0, sp)
     queue.write_buffer(buffers["theta"], 0, np.ascontiguousarray(p.floats[:, : p.D]))
     for role, data in (("s_float", p.floats), ("s_word", p.words), ("s_steps", p.steps)):
@@ -257,7 +260,7 @@ def sample_result(
         acceptance=scalars[:, shader.F_ACC_SUM] / S,
         step_size=step,
         inv_mass=np.asarray(batch.start.inv_mass, dtype=np.float64).copy(),
-        gradient_evals=1 + int(p.steps.sum()),
+        gradient_evals=1 + int(p.steps.sum()) + p.shift * len(p.steps),
         timings_ms={"device_update": ms},
         energy=out.energy.astype(np.float64) - const,
         trajectory_length=mean_steps * step,

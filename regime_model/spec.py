@@ -28,8 +28,9 @@ class ModelSpec:
     # Blocks of `draws` more an unconverged instrument may run within one update.
     extend_max: int = 1
     # regime_model.level_shift's move before every HMC transition: chains jump between the
-    # two readings of a window at a regime change instead of waiting for HMC to cross.
-    shift_moves: bool = False
+    # two readings of a window at a regime change instead of waiting for HMC to cross
+    # (one more density evaluation per iteration; docs/benchmarks.md measures both).
+    shift_moves: bool = True
 
     def __post_init__(self) -> None:
         check_states(self.n_states)

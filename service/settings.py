@@ -179,7 +179,7 @@ class ModelSettings(Frozen):
     warmup_warm: int = Field(default=15, ge=0, le=10_000,
                              description="step-size re-adaptation iterations per warm update")
     shift_moves: bool = Field(
-        default=False,
+        default=True,
         description="a move between a window's two readings at a regime change "
         "(regime_model/level_shift.py) before every sampler iteration",
     )

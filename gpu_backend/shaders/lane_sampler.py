@@ -101,6 +101,12 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
     gradient_of(model_of(shared_x), lane, j, c);
     if (j == 0u) { init_lane(lane); }
     for (var it = 0u; it < sp.warmup + sp.draws; it++) {
+        if (sp.shift == 1u) {
+            if (j == 0u) { jump_propose_lane(lane); }
+            share_position(lane, j);
+            gradient_of(model_of(shared_x), lane, j, c);
+            if (j == 0u) { jump_finish_lane(lane); }
+        }
         if (j == 0u) { begin_lane(lane); }
         for (var s = 0u; s < steps[it]; s++) {
             if (j == 0u) { drift_lane(lane); }

@@ -15,6 +15,7 @@ Same association as regime_model.hmc and regime_model.adaptation, in float32. Fa
 
 from __future__ import annotations
 
+from gpu_backend.shaders.jump import JUMP_WGSL
 from gpu_backend.shaders.philox import PHILOX_WGSL
 
 ENTRY_INIT = "init_state"
@@ -22,7 +23,9 @@ ENTRY_BEGIN = "begin"
 ENTRY_DRIFT = "drift"
 ENTRY_KICK = "kick"
 ENTRY_FINISH = "finish"
-ENTRIES = (ENTRY_INIT, ENTRY_BEGIN, ENTRY_DRIFT, ENTRY_KICK, ENTRY_FINISH)
+ENTRY_JUMP_PROPOSE, ENTRY_JUMP_FINISH = "jump_propose", "jump_finish"
+ENTRIES = (ENTRY_INIT, ENTRY_BEGIN, ENTRY_DRIFT, ENTRY_KICK, ENTRY_FINISH,
+           ENTRY_JUMP_PROPOSE, ENTRY_JUMP_FINISH)  # fmt: skip
 
 # Per-lane float state: pos, grad of pos, momentum, inverse mass ([D] each), then these.
 F_LP_HI, F_LP_LO, F_K0, F_EPS, F_LOG_STEP, F_ACC_SUM = range(6)
@@ -51,6 +54,8 @@ struct Sp {
     target_accept: f32,
     // the one-dispatch sampler's returns ring (shaders/lane_sampler.py); chains 0: no ring
     ring_head: u32, instruments: u32, chains: u32,
+    shift: u32,  // 1: the level-shift move before every iteration (shaders/jump.py)
+    pad0: u32, pad1: u32, pad2: u32,
 };
 
 {DECLARATIONS}
@@ -165,20 +170,24 @@ fn step_search(l: u32, it: u32, rate: f32) {
     fs[s + {EPS}u] = exp(log_step);
 }
 
+// The lane moves to `theta`, with the log density and gradient computed there.
+fn take_theta(l: u32) {
+    let b = fbase(l);
+    for (var d = 0u; d < sp.D; d++) {
+        fs[b + d] = theta[l * sp.D + d];
+        fs[b + sp.D + d] = out_vec[l * sp.D + d];
+    }
+    fs[scalar(l) + {LP_HI}u] = out_value[l].x;
+    fs[scalar(l) + {LP_LO}u] = out_value[l].y;
+    us[l * NW + {OK}u] = 1u;
+}
+
 fn finish_lane(l: u32) {
     let b = fbase(l);
     let s = scalar(l);
     let it = us[l * NW + {IT}u];
     let o = metropolis(l, it - sp.warmup);
-    if (o.accept) {
-        for (var d = 0u; d < sp.D; d++) {
-            fs[b + d] = theta[l * sp.D + d];
-            fs[b + sp.D + d] = out_vec[l * sp.D + d];
-        }
-        fs[s + {LP_HI}u] = out_value[l].x;
-        fs[s + {LP_LO}u] = out_value[l].y;
-        us[l * NW + {OK}u] = 1u;
-    }
+    if (o.accept) { take_theta(l); }
     if (it < sp.warmup) {
         step_search(l, it, o.rate);
     } else {
@@ -235,6 +244,16 @@ fn kick(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn finish(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x < sp.lanes) { finish_lane(gid.x); }
 }
+
+@compute @workgroup_size(WG)
+fn jump_propose(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < sp.lanes) { jump_propose_lane(gid.x); }
+}
+
+@compute @workgroup_size(WG)
+fn jump_finish(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < sp.lanes) { jump_finish_lane(gid.x); }
+}
 """
 
 
@@ -250,7 +269,7 @@ def sampler_functions(workgroup: int, declarations: str) -> str:
         "DIVERGENCE": f"{hmc.DIVERGENCE_ENERGY:.1f}", "T0": f"{step_size.T0:.1f}",
         "GAIN": f"{step_size.GAIN:.1f}", "KAPPA": f"{step_size.KAPPA}",
     }  # fmt: skip
-    source = PHILOX_WGSL + _SOURCE.replace("{DECLARATIONS}", declarations) + _FINISH
+    source = PHILOX_WGSL + _SOURCE.replace("{DECLARATIONS}", declarations) + _FINISH + JUMP_WGSL
     for name, value in names.items():
         source = source.replace("{" + name + "}", str(value))
     return source

@@ -9,11 +9,12 @@ run (datasets x chains), exactly as instruments are in an update.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
-from regime_model import rng
+from regime_model import level_shift, rng
 from regime_model.params import dirichlet_alpha, n_params
 from regime_model.posterior import log_density_and_grad
 from regime_model.sampler import LaneStart, SamplerConfig, SampleResult, sample
@@ -85,7 +86,8 @@ def fit(
     def fn(theta: FloatArray) -> tuple[FloatArray, FloatArray]:
         return log_density_and_grad(theta, y, K, priors)
 
-    return sample(fn, start, lanes, rng.make_stream(seed, zero, zero, 0), config)
+    jump = partial(level_shift.shifted, K=K) if config.shift_moves else None
+    return sample(fn, start, lanes, rng.make_stream(seed, zero, zero, 0), config, jump=jump)
 
 
 def ranks(draws: FloatArray, truth: FloatArray, thin: int) -> IntArray:

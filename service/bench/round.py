@@ -58,6 +58,7 @@ class RoundShape:
     backend: str = "auto"
     pace_s: float = 10.0  # wall seconds per bar: longer than a warm round, or rounds overlap
     lead_s: float = 20.0  # launch to the first release: longer than the workers' start-up
+    shift_moves: bool = True  # [model] shift_moves: the level-shift move, the daemon's default
 
     def check(self) -> None:
         """ValueError naming the flag, before anything is started."""
@@ -104,7 +105,7 @@ def settings_text(shape: RoundShape) -> str:
         f'[market]\nkind = "synthetic"\ninterval = "1m"\n\n'
         f'[clock]\nmode = "paced"\npace_s = {shape.pace_s}\n\n'
         f"[model]\nwindow = {shape.window}\nchains = {shape.chains}\nstates = {shape.states}\n"
-        f'backend = "{shape.backend}"\n\n'
+        f'backend = "{shape.backend}"\nshift_moves = {str(shape.shift_moves).lower()}\n\n'
         f'[broker]\nkind = "sim"\n\n[logging]\nlevel = "info"\nformat = "json"\n'
     )
 
@@ -211,6 +212,7 @@ def _shape_fields(shape: RoundShape) -> dict[str, Any]:
         "states": shape.states,
         "bars": shape.bars,
         "backend_requested": shape.backend,
+        "shift_moves": shape.shift_moves,
         "pace_s": shape.pace_s,
         "date": time.strftime("%Y-%m-%d"),
     }

@@ -108,6 +108,8 @@ def _round_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                      help="wall seconds per bar: longer than a warm round, or rounds overlap")
     rnd.add_argument("--lead-s", type=float, default=20.0,
                      help="launch to the first bar's release: longer than the workers' start-up")
+    rnd.add_argument("--shift-moves", choices=("on", "off"), default="on",
+                     help="[model] shift_moves (default on, the daemon's): measure its cost")
     add_output_flags(rnd, "the figures")
     rnd.set_defaults(handler=round_handler)
 
@@ -117,7 +119,7 @@ def round_handler(args: argparse.Namespace) -> int:
 
     shape = round_bench.RoundShape(
         args.accounts, args.instruments, args.chains, args.window, args.states, args.bars,
-        args.backend, args.pace_s, args.lead_s,
+        args.backend, args.pace_s, args.lead_s, args.shift_moves == "on",
     )
     try:
         shape.check()

@@ -34,6 +34,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def _run(quick: bool) -> dict[str, Any]:
     # Imported here: numpy, wgpu and the model are needed by this command alone.
+    import numpy as np  # noqa: PLC0415
+
     from gpu_backend.identity import compare_point_set  # noqa: PLC0415
     from gpu_backend.numpy_backend import NumpyBackend  # noqa: PLC0415
     from gpu_backend.sampler_agreement import (  # noqa: PLC0415
@@ -55,8 +57,13 @@ def _run(quick: bool) -> dict[str, Any]:
     agreement = compare_samplers(gpu, cpu, spec, replicates=4 if quick else 6)._asdict()
     # The one-submission warm update: chain by chain, then within Monte Carlo error.
     draws = compare_draw_phase(gpu, cpu, spec)._asdict()
+    # The level-shift move (shaders/jump.py) on returns with no regimes, where the levels are
+    # unidentified and its proposals are often accepted: the same moves on both backends.
+    noise = 0.01 * np.random.default_rng(7).standard_normal((3, spec.window + 1))
+    shifted = compare_draw_phase(gpu, cpu, spec, series=noise)._asdict()
+    shifted["passed"] = bool(shifted["passed"]) and shifted["shifted_lanes"] > 0
     warm = compare_warm_samplers(gpu, cpu, spec, replicates=4 if quick else 6)._asdict()
-    checks = (agreement, draws, warm)
+    checks = (agreement, draws, shifted, warm)
     passed = all(p["passed"] for p in points) and all(bool(c["passed"]) for c in checks)
     return {
         "adapter": info.adapter,
@@ -67,6 +74,7 @@ def _run(quick: bool) -> dict[str, Any]:
         "points": points,
         "sampler": agreement,
         "warm_draws": draws,
+        "shift_draws": shifted,
         "warm_sampler": warm,
         "passed": passed,
     }
@@ -85,6 +93,7 @@ def _lines(report: Any) -> list[str]:
         for p in report["points"]
     ]
     s, d, w = report["sampler"], report["warm_draws"], report["warm_sampler"]
+    x = report["shift_draws"]
     return [*lines,
         f"sampler  {s['replicates']} replicates x {s['instruments']} instruments: max |z| "
         f"{s['max_abs_z']:.2f} (numpy {s['cpu_seconds']:.1f} s, wgpu {s['gpu_seconds']:.1f} s)"
@@ -93,6 +102,9 @@ def _lines(report: Any) -> list[str]:
         f"{d['decision_mismatches']} accept decisions differ, max draw err "
         f"{d['max_draw_err']:.1e}; re-adapted: max |z| {w['max_abs_z']:.2f}"
         f"  {'ok' if d['passed'] and w['passed'] else 'FAIL'}",
+        f"shifts   level-shift moves on {x['shifted_lanes']} of {x['lanes']} chains: "
+        f"{x['decision_mismatches']} accept decisions differ, max draw err "
+        f"{x['max_draw_err']:.1e}  {'ok' if x['passed'] else 'FAIL'}",
         "PASS" if report["passed"] else "FAIL",
     ]  # fmt: skip
 

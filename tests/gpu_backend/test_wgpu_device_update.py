@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from structlog.testing import capture_logs
 from wgpu_fixtures import (  # noqa: F401 - fixtures
     fixture_gpu_device,
     fixture_wgpu_backend,
     run_twice_in_steady_state,
+    summer_2008,
 )
 
 from gpu_backend.fallback import FallbackBackend
@@ -26,6 +29,18 @@ def test_the_draws_make_the_host_accept_decisions_within_tolerance(
     wgpu_backend: WgpuBackend,
 ) -> None:
     agreement = compare_draw_phase(wgpu_backend, NumpyBackend(), SPEC, instruments=3)
+    assert agreement.decision_mismatches == 0, agreement
+    assert agreement.passed, agreement
+
+
+def test_with_level_shift_moves_the_device_makes_the_host_decisions_too(
+    wgpu_backend: WgpuBackend,
+) -> None:
+    """regime_model.level_shift's move on the device (shaders/jump.py): the same moves
+    accepted, the same draws within tolerance, on lanes whose path the moves changed."""
+    spec = replace(SPEC, shift_moves=True)
+    agreement = compare_draw_phase(wgpu_backend, NumpyBackend(), spec, 3, summer_2008())
+    assert agreement.shifted_lanes > 0, "no move was accepted: the test would prove nothing"
     assert agreement.decision_mismatches == 0, agreement
     assert agreement.passed, agreement
 

@@ -7,12 +7,15 @@ counts that leave chunks of one bar, several bars and none (more threads than ba
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from wgpu_fixtures import (  # noqa: F401 - fixture
     fixture_gpu_device,
     lane_backend,
     run_twice_in_steady_state,
+    summer_2008,
 )
 
 from gpu_backend.identity import regime_returns
@@ -59,10 +62,16 @@ def test_lane_threads_shrink_to_what_workgroup_memory_holds() -> None:
         lane_threads_for(2, 48)
 
 
-def test_the_one_dispatch_update_makes_the_host_accept_decisions(gpu_device: Device) -> None:
-    agreement = compare_draw_phase(lane_backend(gpu_device, 8), NumpyBackend(), SPEC, instruments=3)
+@pytest.mark.parametrize("shift_moves", [False, True])
+def test_the_one_dispatch_update_makes_the_host_accept_decisions(
+    gpu_device: Device, shift_moves: bool
+) -> None:
+    spec = replace(SPEC, shift_moves=shift_moves)
+    agreement = compare_draw_phase(lane_backend(gpu_device, 8), NumpyBackend(), spec, 3,
+                                   summer_2008() if shift_moves else None)
     assert agreement.decision_mismatches == 0, agreement
     assert agreement.passed, agreement
+    assert (agreement.shifted_lanes > 0) == shift_moves, "accepted moves, where they run"
 
 
 def test_the_one_dispatch_update_with_readaptation_agrees_within_monte_carlo_error(

@@ -17,6 +17,7 @@ import pytest
 
 from gpu_backend.wgpu_backend import WgpuBackend
 from gpu_backend.wgpu_device import Device, GpuUnavailableError, open_device
+from service.bench.validate_data import closes
 
 
 @functools.cache
@@ -67,3 +68,13 @@ def fixture_gpu_device() -> Device:
 def fixture_wgpu_backend(gpu_device: Device) -> WgpuBackend:
     """One backend (one set of compiled pipelines) for the whole session."""
     return _backend(gpu_device)
+
+
+def summer_2008(instruments: int = 3, window: int = 64) -> np.ndarray:
+    """[instruments, window + 1] S&P 500 log returns ending 20 bars apart before
+    2008-08-13: windows with two readings (docs/benchmarks.md), where the level-shift
+    move is accepted often; compare_draw_phase's series for it."""
+    dates, prices = closes()
+    r, end = np.diff(np.log(prices)), dates.index("2008-08-13")
+    return np.stack([r[end - window - 1 - 20 * k : end - 20 * k] for k in range(instruments)])
+

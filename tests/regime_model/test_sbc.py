@@ -38,19 +38,23 @@ def test_prior_draws_have_the_prior_moments() -> None:
 
 
 def _assert_calibrated(
-    K: int, n: int, T: int, warmup: int, draws: int, thin: int, bins: int
+    K: int, n: int, T: int, warmup: int, draws: int, thin: int, bins: int, shift: bool = False
 ) -> None:
-    c = calibrate(n, K, T, Priors(), SamplerConfig(draws=draws, chains=4), warmup, 11, thin, bins)
+    config = SamplerConfig(draws=draws, chains=4, shift_moves=shift)
+    c = calibrate(n, K, T, Priors(), config, warmup, 11, thin, bins)
     assert c.divergences <= n  # rare, and never more than one per dataset on average
     assert (c.p_value > FAMILY_LEVEL / n_params(K)).all(), (c.chi2, c.p_value)
 
 
-@pytest.mark.parametrize("K", [2, 3])
-def test_short_sbc_ranks_are_uniform(K: int) -> None:
-    _assert_calibrated(K, n=40, T=100, warmup=200, draws=100, thin=4, bins=5)
+# K = 2 with the daemon's level-shift moves (regime_model/level_shift.py), K = 3 without:
+# each sampler path calibrated at every commit, at the cost of two runs.
+@pytest.mark.parametrize(("K", "shift"), [(2, True), (3, False)])
+def test_short_sbc_ranks_are_uniform(K: int, shift: bool) -> None:
+    _assert_calibrated(K, n=40, T=100, warmup=200, draws=100, thin=4, bins=5, shift=shift)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("shift", [False, True])
 @pytest.mark.parametrize("K", [2, 3])
-def test_full_sbc_ranks_are_uniform(K: int) -> None:
-    _assert_calibrated(K, n=200, T=128, warmup=300, draws=200, thin=8, bins=10)
+def test_full_sbc_ranks_are_uniform(K: int, shift: bool) -> None:
+    _assert_calibrated(K, n=200, T=128, warmup=300, draws=200, thin=8, bins=10, shift=shift)

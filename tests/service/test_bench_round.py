@@ -17,6 +17,7 @@ import pytest
 from service import cli
 from service.bench import round as round_bench
 from service.bench.round_figures import RoundRun, rounds
+from service.config_loader import load_config
 
 REQUIRED = {"round_ms", "stages_ms", "submissions_per_update", "upload_bytes_per_update",
             "backend", "adapter", "machine"}
@@ -97,6 +98,18 @@ def test_instruments_are_shared_out_evenly(count: int, accounts: int) -> None:
     sizes = [len(r) for r in runs]
     assert len(runs) == accounts and max(sizes) - min(sizes) <= 1
     assert [s for r in runs for s in r] == round_bench.symbols(count)
+
+
+@pytest.mark.parametrize("shift_moves", [True, False])
+def test_the_settings_it_runs_are_valid_and_carry_the_shape(
+    tmp_path: Path, shift_moves: bool
+) -> None:
+    """--shift-moves off measures the daemon without the level-shift move."""
+    shape = round_bench.RoundShape(accounts=2, instruments=3, chains=6, shift_moves=shift_moves)
+    (tmp_path / "instruments.toml").write_text(round_bench.instruments_text(shape))
+    (tmp_path / "config.toml").write_text(round_bench.settings_text(shape))
+    model = load_config(tmp_path / "config.toml").settings.model
+    assert (model.chains, model.shift_moves) == (6, shift_moves)
 
 
 # -- the reduction, on events written out by hand ------------------------------------------
