@@ -162,7 +162,7 @@ class BrokerSettings(Frozen):
 class ModelSettings(Frozen):
     states: int = Field(default=2, ge=2, le=4)
     window: int = Field(default=256, ge=32, le=10_000)
-    chains: int = Field(default=4, ge=2, le=16)
+    chains: int = Field(default=4, ge=2, le=64)
     seed: int = Field(default=20261130, ge=0, lt=2**63)
     backend: Literal["numpy", "wgpu", "auto"] = "numpy"
     extend_max: int = Field(

@@ -68,7 +68,7 @@ class RoundShape:
                 ("accounts", self.accounts, 1 <= self.accounts <= 1000, "must be 1..1000"),
                 ("instruments", self.instruments, self.instruments >= self.accounts,
                  "must be at least --accounts (each account trades one or more)"),
-                ("chains", self.chains, 2 <= self.chains <= 16, "must be 2..16"),
+                ("chains", self.chains, 2 <= self.chains <= 64, "must be 2..64"),
                 ("window", self.window, 32 <= self.window <= 10_000, "must be 32..10000"),
                 ("states", self.states, 2 <= self.states <= 4, "must be 2..4"),
                 ("bars", self.bars, self.bars >= 2, "must be at least 2 (a cold, a warm)"),

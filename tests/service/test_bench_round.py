@@ -85,11 +85,13 @@ def _check_rounds(result: dict[str, Any]) -> None:
 
 
 def test_the_shape_is_checked_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["bench", "round", "--accounts", "3", "--instruments", "2", "--bars", "1"]
+    argv = ["bench", "round", "--accounts", "3", "--instruments", "2", "--bars", "1",
+            "--chains", "65"]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert "--instruments 2 must be at least --accounts" in err
     assert "--bars 1 must be at least 2" in err
+    assert "--chains 65 must be 2..64" in err
 
 
 @pytest.mark.parametrize(("count", "accounts"), [(268, 5), (6, 2), (7, 3), (3, 3)])
