@@ -117,8 +117,9 @@ symbols = ["AAPL", "MSFT", "BRK.B"]
 
 # These runs prove the daemon's mechanics (supervision, reload, crash safety); the model's
 # quality is measured by the regime_model tests and benches. A shorter warm-up halves a
-# fresh worker's first update and trims every warm one.
-LIGHT_EFFORT = "warmup_cold = 100\nwarmup_warm = 5\n"
+# fresh worker's first update and trims every warm one; without the level-shift move each
+# iteration is one density evaluation shorter (the move's own tests run it, device included).
+LIGHT_EFFORT = "warmup_cold = 100\nwarmup_warm = 5\nshift_moves = false\n"
 
 
 def two_account_settings(
