@@ -81,7 +81,9 @@ def _figures(f: dict[str, Any]) -> list[str]:
         if s:
             out += [
                 f"- SBC, K = {K}: {s['datasets']} datasets of T = {s['T']}, {s['warmup']} "
-                f"warm-up + {s['draws']} draws x 4 chains, {s['bins']} bins; chi-square per "
+                f"warm-up + {s['draws']} draws x 4 chains"
+                f"{', level-shift moves' if s.get('shift_moves') else ''}, {s['bins']} bins; "
+                "chi-square per "
                 f"parameter {s['chi2']}; p-values {s['p_value']}; smallest {s['min_p']} "
                 f"against {s['level']}; divergences {s['divergences']}.",
             ]
