@@ -96,5 +96,5 @@ def run_on_host(backend: Backend, batch: UpdateBatch) -> SampleResult:
         partial(backend.hmm_value_and_grad, y=y, n_states=K, priors=priors),
         partial(backend.leapfrog, y=y, n_states=K, priors=priors),
     )
-    jump = partial(level_shift.shifted, K=K) if batch.config.shift_moves else None
+    jump = level_shift.move_for(K, batch.config.shift_moves)
     return sample(density, batch.start, batch.stream, batch.schedule, batch.config, jump=jump)

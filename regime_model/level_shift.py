@@ -19,10 +19,11 @@ and accepting with min(1, p(theta') / p(theta)) leaves the posterior invariant.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 
+from regime_model.jump_move import JumpFn
 from regime_model.types import BoolArray, FloatArray, IntArray
 
 
@@ -47,3 +48,8 @@ def shifted(theta: FloatArray, up: BoolArray, K: int) -> FloatArray:
     gap = np.where(up, np.logaddexp(0.0, eta[:, 0]), -np.logaddexp(0.0, eta[:, -1]))
     new_u = np.where(col, u[:, order_up], u[:, order_down])
     return np.concatenate([new_mu, (s1 + gap)[:, None], new_eta, new_u], axis=1)
+
+
+def move_for(K: int, shift_moves: bool) -> JumpFn | None:
+    """The sampler's `jump` for SamplerConfig.shift_moves: this map for K states, or none."""
+    return partial(shifted, K=K) if shift_moves else None

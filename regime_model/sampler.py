@@ -274,6 +274,8 @@ def sample(
 ) -> SampleResult:
     """Warm up every lane for its own length (aligned to end together), then draw; with
     a `jump`, its move before every transition (see the module's docstring)."""
+    if config.shift_moves != (jump is not None):
+        raise ValueError("SamplerConfig.shift_moves needs the model's jump map, and only it does")
     warmup = int(start.warmup.max(initial=0))
     loop = _Loop(logdensity_fn, stream, schedule_stream, config, warmup, progress, jump)
     t0 = time.perf_counter()
@@ -287,14 +289,6 @@ def sample(
     timings = {"warmup": 1e3 * (t1 - t0), "sampling": 1e3 * (t2 - t1)}
     used = length if config.trajectory == "chees" else out.steps * w.step_size
     return SampleResult(
-        out.draws,
-        out.divergences,
-        out.acceptance,
-        w.step_size,
-        w.inv_mass,
-        1 + warm_evals + out.evals,
-        timings,
-        out.energy,
-        used,
-        out.steps,
-    )
+        out.draws, out.divergences, out.acceptance, w.step_size, w.inv_mass,
+        1 + warm_evals + out.evals, timings, out.energy, used, out.steps,
+    )  # fmt: skip

@@ -24,8 +24,6 @@ ENTRY_DRIFT = "drift"
 ENTRY_KICK = "kick"
 ENTRY_FINISH = "finish"
 ENTRY_JUMP_PROPOSE, ENTRY_JUMP_FINISH = "jump_propose", "jump_finish"
-ENTRIES = (ENTRY_INIT, ENTRY_BEGIN, ENTRY_DRIFT, ENTRY_KICK, ENTRY_FINISH,
-           ENTRY_JUMP_PROPOSE, ENTRY_JUMP_FINISH)  # fmt: skip
 
 # Per-lane float state: pos, grad of pos, momentum, inverse mass ([D] each), then these.
 F_LP_HI, F_LP_LO, F_K0, F_EPS, F_LOG_STEP, F_ACC_SUM = range(6)
@@ -216,45 +214,25 @@ _STANDALONE = """
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
 """
 
-# One thread per lane, one dispatch per step (wgpu_sampler records them in one pass).
-_ENTRIES = """
-const WG: u32 = {WG}u;
+# One thread per lane, one dispatch per step (wgpu_sampler records them in one pass): each
+# entry point runs its per-lane function on every lane.
+_LANE_FUNCTIONS = {
+    ENTRY_INIT: "init_lane", ENTRY_BEGIN: "begin_lane", ENTRY_DRIFT: "drift_lane",
+    ENTRY_KICK: "kick_lane", ENTRY_FINISH: "finish_lane",
+    ENTRY_JUMP_PROPOSE: "jump_propose_lane", ENTRY_JUMP_FINISH: "jump_finish_lane",
+}  # fmt: skip
 
-@compute @workgroup_size(WG)
-fn init_state(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x < sp.lanes) { init_lane(gid.x); }
-}
 
-@compute @workgroup_size(WG)
-fn begin(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x < sp.lanes) { begin_lane(gid.x); }
-}
-
-@compute @workgroup_size(WG)
-fn drift(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x < sp.lanes) { drift_lane(gid.x); }
-}
-
-@compute @workgroup_size(WG)
-fn kick(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x < sp.lanes) { kick_lane(gid.x); }
-}
-
-@compute @workgroup_size(WG)
-fn finish(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x < sp.lanes) { finish_lane(gid.x); }
-}
-
-@compute @workgroup_size(WG)
-fn jump_propose(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x < sp.lanes) { jump_propose_lane(gid.x); }
-}
-
-@compute @workgroup_size(WG)
-fn jump_finish(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x < sp.lanes) { jump_finish_lane(gid.x); }
-}
+def _entries(workgroup: int) -> str:
+    return "".join(
+        f"""
+@compute @workgroup_size({workgroup})
+fn {entry}(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    if (gid.x < sp.lanes) {{ {function}(gid.x); }}
+}}
 """
+        for entry, function in _LANE_FUNCTIONS.items()
+    )
 
 
 def sampler_functions(workgroup: int, declarations: str) -> str:
@@ -275,6 +253,9 @@ def sampler_functions(workgroup: int, declarations: str) -> str:
     return source
 
 
+ENTRIES = tuple(_LANE_FUNCTIONS)
+
+
 def sampler_source(workgroup: int) -> str:
     """The WGSL module of every entry point, constants from regime_model's own."""
-    return sampler_functions(workgroup, _STANDALONE) + _ENTRIES.replace("{WG}", str(workgroup))
+    return sampler_functions(workgroup, _STANDALONE) + _entries(workgroup)

@@ -9,7 +9,6 @@ run (datasets x chains), exactly as instruments are in an update.
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -86,7 +85,7 @@ def fit(
     def fn(theta: FloatArray) -> tuple[FloatArray, FloatArray]:
         return log_density_and_grad(theta, y, K, priors)
 
-    jump = partial(level_shift.shifted, K=K) if config.shift_moves else None
+    jump = level_shift.move_for(K, config.shift_moves)
     return sample(fn, start, lanes, rng.make_stream(seed, zero, zero, 0), config, jump=jump)
 
 

@@ -94,12 +94,12 @@ def calibration(K: int, size: str, seed: int) -> Check:
 
     def run() -> tuple[bool, dict[str, Any]]:
         # the daemon's sampler: HMC with the level-shift move (ModelSpec.shift_moves)
-        config = SamplerConfig(draws=draws, chains=4, shift_moves=True)
+        config = SamplerConfig(draws=draws, chains=4, shift_moves=ModelSpec().shift_moves)
         c = sbc.calibrate(n, K, T, Priors(), config, warmup, seed, thin, bins)
         level = 0.01 / n_params(K)
         figures = {
             "datasets": n, "T": T, "warmup": warmup, "draws": draws, "bins": bins,
-            "shift_moves": True,
+            "shift_moves": config.shift_moves,
             "chi2": [round(float(x), 2) for x in c.chi2],
             "p_value": [round(float(x), 4) for x in c.p_value],
             "min_p": round(float(c.p_value.min()), 5), "level": round(level, 5),

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from gpu_backend.numpy_backend import NumpyBackend
-from regime_model.level_shift import shifted
+from regime_model.level_shift import move_for, shifted
 from regime_model.params import constrain, n_params
+from regime_model.sampler import sample
 from regime_model.spec import ModelSpec
 from regime_model.update import build_batch
 from service.bench.series_replay import KEY, bars
@@ -87,3 +88,18 @@ def test_shift_moves_carry_chains_between_the_two_readings_of_a_2008_window() ->
     # the strong reference (16 chains x 10,000 draws) for this window: 0.789; 800 draws
     # of chains that now mix between readings land within 0.1 of it
     assert abs(mean - 0.789) < 0.1, mean
+
+
+def test_the_sampler_refuses_a_shift_flag_without_its_map_and_a_map_without_the_flag() -> None:
+    """Otherwise a caller that sets SamplerConfig.shift_moves but passes no map (or the
+    reverse) would silently run another sampler than the one it asked for."""
+    spec = ModelSpec(window=32, chains=2, warmup_cold=2, draws=4)
+    batch, _ = build_batch(np.zeros((1, 32)) + 0.01 * np.arange(32), [None], KEY, 1, 7, spec)
+    density = NumpyBackend().hmm_value_and_grad
+    args = (lambda th: density(th, batch.y, 2, spec.priors), batch.start, batch.stream,
+            batch.schedule)
+    with pytest.raises(ValueError, match="shift_moves needs the model's jump map"):
+        sample(*args, batch.config)  # the flag (ModelSpec's default), no map
+    with pytest.raises(ValueError, match="shift_moves needs the model's jump map"):
+        sample(*args, batch.config._replace(shift_moves=False), jump=move_for(2, True))
+    assert move_for(2, False) is None
