@@ -117,9 +117,10 @@ symbols = ["AAPL", "MSFT", "BRK.B"]
 
 # These runs prove the daemon's mechanics (supervision, reload, crash safety); the model's
 # quality is measured by the regime_model tests and benches. A shorter warm-up halves a
-# fresh worker's first update and trims every warm one; without the level-shift move each
-# iteration is one density evaluation shorter (the move's own tests run it, device included).
-LIGHT_EFFORT = "warmup_cold = 100\nwarmup_warm = 5\nshift_moves = false\n"
+# fresh worker's first update; a warm one runs 5 + 20 iterations instead of 15 + 40, and
+# without the level-shift move each is one density evaluation shorter (the move's own
+# tests run it, device included).
+LIGHT_EFFORT = "warmup_cold = 100\nwarmup_warm = 5\ndraws = 20\nshift_moves = false\n"
 
 
 def two_account_settings(

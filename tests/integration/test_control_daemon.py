@@ -45,9 +45,10 @@ extend_max = 0
 {LIGHT_EFFORT}
 [strategy]
 # invested unless turbulence is all but certain, so that there is soon something to
-# flatten, and something to buy after a resume from flat (once an estimate converges)
+# flatten, and something to buy after a resume from flat (once an estimate converges);
+# once in, never out by the model (P <= 1 always), so only the flatten empties the book
 enter_below = 0.98
-exit_above = 0.995
+exit_above = 1.0
 unconverged_exposure = 1.0  # no halving down to nothing before the flatten
 
 [logging]

@@ -78,8 +78,8 @@ def test_a_live_add_warms_apart_while_the_warm_updates_go_on(tmp_path: Path) -> 
     between = named(logs[logs.index(warming): logs.index(ready)], "update.completed")
     assert [e["seq"] for e in between] == [3]
     assert all(e["modelled"] == 3 and "DIA" in e["warming"] for e in between)
-    # the hand-off update ran a warm batch: a fraction of the cold start's work (45
-    # iterations against 140 at LIGHT_EFFORT, each of 3-6 gradient steps)
+    # the hand-off update ran a warm batch: a fraction of the cold start's work (25
+    # iterations against 120 at LIGHT_EFFORT, each of 3-6 gradient steps)
     assert handed["model"]["gradient_evals"] < cold_start["model"]["gradient_evals"] / 2
     after = named(logs[logs.index(ready):], "update.completed")
     assert [e["seq"] for e in after] == [4, 5]
