@@ -43,7 +43,8 @@ class InstrumentState:
         if self.last_close is not None:
             closes = np.concatenate(([self.last_close], closes))
         if closes.size >= 2:
-            self.returns = np.concatenate((self.returns, np.diff(np.log(closes))))[-window:]
+            logs = np.log(closes)  # np.diff's own arithmetic, without its per-call checks
+            self.returns = np.concatenate((self.returns, logs[1:] - logs[:-1]))[-window:]
             self.unsaved += closes.size - 1
         if fresh:
             self.last_bar_time, self.last_close = fresh[-1].time, fresh[-1].close

@@ -23,6 +23,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -90,16 +91,15 @@ def _shape_problem(o: float, h: float, low: float, c: float) -> str | None:
 def all_usable(bars: Sequence[Bar]) -> bool:
     """True when every bar meets the bounds (bar_problem would find nothing), tested over
     all of them at once; False when any might not (bar_problem then says which and why)."""
+    rows = [(b.open, b.high, b.low, b.close, b.volume) for b in bars]
     try:
-        values = np.array([(b.open, b.high, b.low, b.close, b.volume) for b in bars],
-                          dtype=np.float64).reshape(-1, 5)
+        values = np.array(rows, dtype=np.float64).reshape(-1, 5)
     except (TypeError, ValueError):  # a non-numeric value: bar_problem names it
         return False
     if any(b.time.utcoffset() is None for b in bars):
         return False
-    return _values_usable(values) and all(
-        type(v) in (int, float) for b in bars for v in (b.open, b.high, b.low, b.close, b.volume)
-    )
+    # exactly int or float (a bool, a Decimal or a string that numpy would convert is not)
+    return _values_usable(values) and set(map(type, chain.from_iterable(rows))) <= {int, float}
 
 
 def _values_usable(values: npt.NDArray[np.float64]) -> bool:

@@ -147,6 +147,9 @@ class SyntheticMarket:
     def _bars(self, symbol: Symbol, lo: int, hi: int) -> list[Bar]:
         if hi < lo:
             return []
+        if hi == lo:  # a warm update's one new bar: read it from its chunk, no slicing
+            chunk, i = self._chunk(symbol, lo // CHUNK), lo % CHUNK
+            return [Bar(self._times(lo, hi)[0], *(float(col[i]) for col in chunk))]
         cols = self._columns(symbol, lo, hi)
         rows = zip(self._times(lo, hi), *(col.tolist() for col in cols), strict=True)
         return [Bar(*row) for row in rows]
