@@ -20,6 +20,10 @@ from gpu_backend.shaders.accumulate import ACC_F64, ACC_KAHAN, Accumulate
 ENTRY_VALUE_GRAD = "value_grad"
 ENTRY_PREDICTIVE = "predictive"
 
+# log(1 + e^x) without overflow; one definition for every module that needs it (the
+# per-step sampler's module, which has no HMM kernels, takes it for the level-shift move).
+SOFTPLUS_WGSL = "fn softplus(x: f32) -> f32 { return max(x, 0.0) + log(1.0 + exp(-abs(x))); }"
+
 _COMMON = """
 const K: u32 = {K}u;
 const WG: u32 = {WG}u;
@@ -50,7 +54,7 @@ struct Model {
 
 struct Emit { rel: array<f32, K>, z: array<f32, K>, log_max: f32 };
 
-fn softplus(x: f32) -> f32 { return max(x, 0.0) + log(1.0 + exp(-abs(x))); }
+{SOFTPLUS}
 fn sigmoid(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
 
 fn load_model(lane: u32) -> Model {
@@ -290,4 +294,5 @@ def hmm_source(K: int, workgroup: int, accumulate: Accumulate, theta_writable: b
     acc = ACC_F64 if accumulate == "f64" else ACC_KAHAN
     common = _COMMON.replace("{K}", str(K)).replace("{WG}", str(workgroup))
     common = common.replace("{THETA}", "read_write" if theta_writable else "read")
+    common = common.replace("{SOFTPLUS}", SOFTPLUS_WGSL)
     return common + acc + _VALUE_GRAD + _PREDICTIVE

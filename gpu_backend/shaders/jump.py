@@ -6,7 +6,8 @@ rng.Purpose.SHIFT, which is exactly the host's uniform < 1/2); `jump_finish_lane
 it when log u (from the second pair of words) < log p(theta') - log p(theta), as
 jump_move.jumped does, or when the lane's state is faulted and the proposal is not. The
 iteration counts from the start of sampling, as begin_lane's does. Over the sampler's
-state layout (shaders/sampler.py), whose functions it uses.
+state layout (shaders/sampler.py), whose functions it uses, and
+shaders/hmm.py's softplus (SOFTPLUS_WGSL: a module includes it once).
 """
 
 from __future__ import annotations
@@ -23,9 +24,6 @@ fn n_states_of(D: u32) -> u32 {
 
 // Index of the transition logit u[a, b] (row-major, b != a) in theta's last K (K - 1).
 fn logit_cell(a: u32, b: u32, K: u32) -> u32 { return a * (K - 1u) + select(b - 1u, b, b < a); }
-
-// log(1 + e^x), as shaders/hmm.py's softplus (the per-dispatch module builds without it).
-fn shift_gap(x: f32) -> f32 { return max(x, 0.0) + log(1.0 + exp(-abs(x))); }
 
 fn jump_words(l: u32) -> vec4<u32> {
     let u = l * NW;
@@ -44,7 +42,7 @@ fn jump_propose_lane(l: u32) {
     let r = select(E - 1u, 1u, up);  // gap i takes gap (i + r) mod E
     for (var k = 0u; k < K; k++) { theta[t + k] = fs[b + (k + s) % K]; }
     for (var i = 0u; i < E; i++) { theta[t + K + 1u + i] = fs[b + K + 1u + (i + r) % E]; }
-    let gap = select(-shift_gap(fs[b + K + E]), shift_gap(fs[b + K + 1u]), up);
+    let gap = select(-softplus(fs[b + K + E]), softplus(fs[b + K + 1u]), up);
     theta[t + K] = fs[b + K] + gap;
     for (var i = 0u; i < K; i++) {
         for (var j = 0u; j < K; j++) {

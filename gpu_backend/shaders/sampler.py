@@ -15,6 +15,7 @@ Same association as regime_model.hmc and regime_model.adaptation, in float32. Fa
 
 from __future__ import annotations
 
+from gpu_backend.shaders.hmm import SOFTPLUS_WGSL
 from gpu_backend.shaders.jump import JUMP_WGSL
 from gpu_backend.shaders.philox import PHILOX_WGSL
 
@@ -258,4 +259,4 @@ ENTRIES = tuple(_LANE_FUNCTIONS)
 
 def sampler_source(workgroup: int) -> str:
     """The WGSL module of every entry point, constants from regime_model's own."""
-    return sampler_functions(workgroup, _STANDALONE) + _entries(workgroup)
+    return sampler_functions(workgroup, _STANDALONE) + SOFTPLUS_WGSL + "\n" + _entries(workgroup)
