@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -90,10 +90,15 @@ def init(position: FloatArray, logdensity_fn: LogDensityFn) -> HMCState:
     return HMCState(position, *evaluate(logdensity_fn, position))
 
 
-def select(mask: BoolArray, new: HMCState, old: HMCState) -> HMCState:
-    """Each lane's state from `new` where `mask`, else from `old`."""
-    return HMCState(*(np.where(mask if o.ndim == 1 else mask[:, None], n, o)
-                      for n, o in zip(new, old, strict=True)))
+LaneArrays = TypeVar("LaneArrays", bound=tuple[FloatArray, ...])
+
+
+def select(mask: BoolArray, new: LaneArrays, old: LaneArrays) -> LaneArrays:
+    """Each lane's fields from `new` where `mask`, else from `old`: any NamedTuple of
+    per-lane arrays ([L] or [L, ...]), such as an HMCState or a Welford window."""
+    picked = (np.where(mask if o.ndim == 1 else mask[:, None], n, o)
+              for n, o in zip(new, old, strict=True))
+    return type(old)(*picked)
 
 
 def _kinetic(momentum: FloatArray, inv_mass: FloatArray) -> FloatArray:

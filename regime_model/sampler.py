@@ -124,10 +124,6 @@ class _Step(NamedTuple):
     jitter: FloatArray  # [L] trajectory fraction ("chees"), ones for "jitter"
 
 
-def _col(mask: BoolArray, like: FloatArray) -> BoolArray:
-    return mask if like.ndim == 1 else mask[:, None]
-
-
 def _adapt(
     w: _Warmup, outcome: _Step, state: hmc.HMCState, i: int, cfg: SamplerConfig
 ) -> _Warmup:
@@ -145,10 +141,7 @@ def _adapt(
     ends = sched.window_end[:, i]
     if ends.any():
         inv_mass = np.where(ends[:, None], adaptation.pooled_inv_mass(window, cfg.chains), inv_mass)
-        empty = adaptation.welford_empty(*state.position.shape)
-        window = adaptation.Welford(
-            *(np.where(_col(ends, o), e, o) for e, o in zip(empty, window, strict=True))
-        )
+        window = hmc.select(ends, adaptation.welford_empty(*state.position.shape), window)
         da = step_size.restart_where(da, ends)
     if i + 1 < sched.search.shape[1]:
         search = step_size.search_from(search, da, sched.search[:, i + 1] & ~searching)

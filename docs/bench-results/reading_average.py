@@ -11,6 +11,7 @@ per-draw average keeps the estimate's expectation; the question measured here is
 it narrows its spread when a few chains each sit in one reading.
 
     python docs/bench-results/reading_average.py SEED on|off     # one JSON line, ~50 s
+    python docs/bench-results/reading_average.py weights 2008-08-12 # per chain, seed 7
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from service.market.csv_prices import read_prices
 REFS = "docs/bench-results/regime-change-sp500-{}-refs16x10000-h200-2026-12-02.json"
 
 
-def averaged(draws, y, at, K, priors, backend):  # type: ignore[no-untyped-def]
-    """The per-draw predictive averaged over the up pair and the down pair."""
+def neighbours(draws, y, K, priors, backend):  # type: ignore[no-untyped-def]
+    """Each draw's up then down neighbour [2M, D], its weight p(u theta) / (p(theta) +
+    p(u theta)) [2M] and its predictive."""
     M = len(draws)
     up = np.r_[np.ones(M, bool), np.zeros(M, bool)]
     nb = shifted(np.concatenate([draws, draws]), up, K)
@@ -43,7 +45,13 @@ def averaged(draws, y, at, K, priors, backend):  # type: ignore[no-untyped-def]
     with np.errstate(invalid="ignore", over="ignore"):
         w = np.exp(-np.logaddexp(0.0, own - other))
     w = np.where(np.isfinite(own) & np.isfinite(other), w, 0.0)
-    pn = backend.hmm_predictive(nb, y2, K)
+    return nb, w, backend.hmm_predictive(nb, y2, K)
+
+
+def averaged(draws, y, at, K, priors, backend):  # type: ignore[no-untyped-def]
+    """The per-draw predictive averaged over the up pair and the down pair."""
+    M = len(draws)
+    _, w, pn = neighbours(draws, y, K, priors, backend)
 
     def mix(a, b):  # type: ignore[no-untyped-def]
         ww = w.reshape((2, M) + (1,) * (a.ndim - 1))
@@ -54,6 +62,38 @@ def averaged(draws, y, at, K, priors, backend):  # type: ignore[no-untyped-def]
     second = mix(at.var + at.mean**2, pn.var + pn.mean**2)
     return PredictiveBatch(mix(at.filtered_last, pn.filtered_last), mean,
                            np.maximum(second - mean**2, 0.0))
+
+
+def _sp500() -> tuple[list[str], np.ndarray]:
+    dates, prices = read_prices(Path("tests/data/sp500.csv"), "Close")
+    return dates, np.asarray(prices)
+
+
+def weights(date: str, seed: int = 7) -> None:
+    """At `date`'s warm update (the last block it ran, the daemon's estimator): per chain,
+    the plain P(turbulent) and the mean weight of each draw's up and down neighbour."""
+    seen = []
+    plain = estimate._summarise
+
+    def spy(result, y, scale, spec, backend):  # type: ignore[no-untyped-def]
+        seen.append((result, y, spec, backend))
+        return plain(result, y, scale, spec, backend)
+
+    estimate._summarise = spy
+    dates, closes = _sp500()
+    replay(dates, closes, dates.index("2008-07-31"), dates.index(date), ModelSpec(window=256),
+           seed)
+    result, y, spec, backend = seen[-1]
+    L, S, D = result.draws.shape
+    flat, yy = result.draws.reshape(L * S, D), np.repeat(y, S, axis=0)
+    at = backend.hmm_predictive(flat, yy, spec.n_states)
+    _, w, _ = neighbours(flat, yy, spec.n_states, spec.priors, backend)
+    for c in range(L):
+        lane = slice(c * S, (c + 1) * S)
+        p_turbulent = round(float(at.filtered_last[lane, -1].mean()), 3)
+        print(json.dumps({"chain": c, "p_turbulent": p_turbulent,
+                          "up_weight": round(float(w[: L * S][lane].mean()), 3),
+                          "down_weight": round(float(w[L * S :][lane].mean()), 3)}))
 
 
 def main(seed: int, on: bool) -> None:
@@ -70,9 +110,9 @@ def main(seed: int, on: bool) -> None:
         estimate._summarise = summarise
     ref = {b["time"]: b["reference"] for m in ("aug", "sep", "oct")
            for b in json.loads(Path(REFS.format(m)).read_text())["bars"]}
-    dates, prices = read_prices(Path("tests/data/sp500.csv"), "Close")
+    dates, closes = _sp500()
     first, last = dates.index("2008-08-01"), dates.index("2008-10-31")
-    steps = replay(dates, np.asarray(prices), first - 1, last, ModelSpec(window=256), seed)
+    steps = replay(dates, closes, first - 1, last, ModelSpec(window=256), seed)
     err = np.abs([s.p_turbulent - ref[s.time] for s in steps])
     print(json.dumps({
         "seed": seed, "averaged": on, "median": round(float(np.median(err)), 4),
@@ -81,4 +121,7 @@ def main(seed: int, on: bool) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2] == "on")
+    if sys.argv[1] == "weights":
+        weights(sys.argv[2])
+    else:
+        main(int(sys.argv[1]), sys.argv[2] == "on")
