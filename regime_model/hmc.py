@@ -72,6 +72,10 @@ class Key(NamedTuple):
 
     stream: rng.Stream
     iteration: int
+    # The same numbers drawn ahead for a block of iterations (transition_keys), or None:
+    # drawn here from the stream.
+    momentum: FloatArray | None = None  # [L, D] standard normals, rng.Purpose.MOMENTUM
+    accept: FloatArray | None = None  # [L] uniforms, rng.Purpose.ACCEPT
 
 
 def _sanitise(logp: FloatArray, grad: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -153,8 +157,10 @@ def step(
     """One Metropolis-corrected HMC transition for every lane."""
     L, D = state.position.shape
     lane_steps = np.broadcast_to(np.maximum(np.asarray(num_steps, dtype=np.int64), 1), (L,))
-    momentum = rng.normal(key.stream, key.iteration, rng.Purpose.MOMENTUM, D)
-    momentum /= np.sqrt(params.inv_mass)
+    normals = key.momentum
+    if normals is None:
+        normals = rng.normal(key.stream, key.iteration, rng.Purpose.MOMENTUM, D)
+    momentum = normals / np.sqrt(params.inv_mass)
     h0 = _kinetic(momentum, params.inv_mass) - state.logdensity
     x, p, logp, g = _leapfrog(state, momentum, params, logdensity_fn, lane_steps)
     with np.errstate(all="ignore"):
@@ -163,7 +169,9 @@ def step(
         h1 = _kinetic(p, params.inv_mass) - logp
         delta = h1 - h0  # +inf for a faulted proposal; -inf when leaving a faulted state
         rate = np.where(np.isnan(delta), 0.0, np.exp(-np.maximum(delta, 0.0)))
-    u = rng.uniform(key.stream, key.iteration, rng.Purpose.ACCEPT, 1)[:, 0]
+    u = key.accept
+    if u is None:
+        u = rng.uniform(key.stream, key.iteration, rng.Purpose.ACCEPT, 1)[:, 0]
     accept = (u < rate) & np.isfinite(h1)
     divergent = ~np.isfinite(h1) | (delta > DIVERGENCE_ENERGY)
     new = HMCState(

@@ -81,21 +81,32 @@ def philox4x32(counter: UIntArray, key: UIntArray) -> UIntArray:
     return np.stack(np.broadcast_arrays(c0, c1, c2, c3), axis=-1)
 
 
-def _counters(stream: Stream, iteration: int, purpose: Purpose, blocks: int) -> UIntArray:
+def _counters(stream: Stream, iterations: IntArray, purpose: Purpose, blocks: int) -> UIntArray:
     if not 0 < blocks <= _MAX_BLOCKS:
         raise ValueError(f"blocks must be in 1..{_MAX_BLOCKS}, got {blocks}")
-    L = len(stream.key)
-    ctr = np.empty((L, blocks, 4), dtype=np.uint32)
-    ctr[:, :, 0] = (int(purpose) << 24) + np.arange(blocks, dtype=np.uint32)
-    ctr[:, :, 1] = iteration & _MASK32  # negative iterations wrap, staying distinct
-    ctr[:, :, 2:] = stream.high[:, None, :]
+    L, its = len(stream.key), np.asarray(iterations, dtype=np.int64)
+    ctr = np.empty((L, len(its), blocks, 4), dtype=np.uint32)
+    ctr[..., 0] = (int(purpose) << 24) + np.arange(blocks, dtype=np.uint32)
+    # Negative iterations wrap, staying distinct.
+    ctr[..., 1] = (its & _MASK32).astype(np.uint32)[None, :, None]
+    ctr[..., 2:] = stream.high[:, None, None, :]
     return ctr
+
+
+def uniforms(stream: Stream, iterations: IntArray, purpose: Purpose, n: int) -> FloatArray:
+    """`uniform` at every iteration of `iterations` [I], in one call: [L, I, n].
+
+    Philox costs ~140 small numpy operations per call whatever its size, so a sampler
+    draws a block of iterations' numbers at once (see `keys`).
+    """
+    ctr = _counters(stream, iterations, purpose, (n + 1) // 2)
+    words = philox4x32(ctr, stream.key[:, None, None])
+    return _unit(words.reshape(ctr.shape[0], ctr.shape[1], -1, 2))[:, :, :n]
 
 
 def uniform(stream: Stream, iteration: int, purpose: Purpose, n: int) -> FloatArray:
     """[L, n] float64 uniforms in the open interval (0, 1), 53 random bits each."""
-    words = philox4x32(_counters(stream, iteration, purpose, (n + 1) // 2), stream.key[:, None])
-    return _unit(words.reshape(len(stream.key), -1, 2))[:, :n]
+    return uniforms(stream, np.array([iteration]), purpose, n)[:, 0]
 
 
 def _unit(pairs: UIntArray) -> FloatArray:
@@ -118,9 +129,15 @@ def first_uniforms(stream: Stream, iterations: IntArray, purpose: Purpose) -> Fl
     return _unit(philox4x32(ctr, stream.key[0])[:, :2])
 
 
+def normals(stream: Stream, iterations: IntArray, purpose: Purpose, n: int) -> FloatArray:
+    """`normal` at every iteration of `iterations` [I], in one call: [L, I, n]."""
+    u = uniforms(stream, iterations, purpose, 2 * ((n + 1) // 2))
+    radius = np.sqrt(-2.0 * np.log(u[..., 0::2]))
+    angle = 2.0 * np.pi * u[..., 1::2]
+    out: FloatArray = np.concatenate([radius * np.cos(angle), radius * np.sin(angle)], axis=-1)
+    return out[..., :n]
+
+
 def normal(stream: Stream, iteration: int, purpose: Purpose, n: int) -> FloatArray:
     """[L, n] standard normals by Box-Muller on pairs of uniforms."""
-    u = uniform(stream, iteration, purpose, 2 * ((n + 1) // 2))
-    radius = np.sqrt(-2.0 * np.log(u[:, 0::2]))
-    angle = 2.0 * np.pi * u[:, 1::2]
-    return np.concatenate([radius * np.cos(angle), radius * np.sin(angle)], axis=1)[:, :n]
+    return normals(stream, np.array([iteration]), purpose, n)[:, 0]

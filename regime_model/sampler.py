@@ -21,6 +21,7 @@ import numpy as np
 
 from regime_model import adaptation, chees, hmc, rng, step_size
 from regime_model.jump_move import JumpFn, jumped
+from regime_model.transition_keys import TransitionKeys
 from regime_model.types import (
     BoolArray,
     FloatArray,
@@ -157,7 +158,8 @@ def _adapt(
 class _Loop(NamedTuple):
     fn: LogDensityFn
     stream: rng.Stream
-    schedule_stream: rng.Stream
+    keys: TransitionKeys
+    steps: IntArray  # "jitter": every iteration's step count, warm-up first
     config: SamplerConfig
     total_warmup: int
     progress: Progress | None = None
@@ -182,7 +184,7 @@ def _transition(
     it = i - loop.total_warmup
     if loop.jump is not None:
         state = jumped(loop.jump, loop.fn, loop.stream, it, state)
-    key = hmc.Key(loop.stream, it)
+    key = loop.keys.key(it)
     cfg = loop.config
     if cfg.trajectory == "chees":
         u = chees.jitter(loop.stream, it)
@@ -190,7 +192,7 @@ def _transition(
         steps = steps if active is None else np.where(active, steps, 1)
     else:
         u = np.ones(len(length))
-        steps = np.full(len(length), step_counts(loop.schedule_stream, np.array([it]), cfg)[0])
+        steps = np.full(len(length), loop.steps[i])
     new, info = hmc.step(key, state, params, loop.fn, steps)
     return new, _Step(state.position, info, u)
 
@@ -270,7 +272,10 @@ def sample(
     if config.shift_moves != (jump is not None):
         raise ValueError("SamplerConfig.shift_moves needs the model's jump map, and only it does")
     warmup = int(start.warmup.max(initial=0))
-    loop = _Loop(logdensity_fn, stream, schedule_stream, config, warmup, progress, jump)
+    iterations = np.arange(-warmup, config.draws)
+    steps = step_counts(schedule_stream, iterations, config)
+    keys = TransitionKeys(stream, start.position.shape[1])
+    loop = _Loop(logdensity_fn, stream, keys, steps, config, warmup, progress, jump)
     t0 = time.perf_counter()
     state = hmc.init(start.position, logdensity_fn)
     state, w, warm_evals = _run_warmup(loop, state, start)

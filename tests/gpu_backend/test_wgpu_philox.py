@@ -87,7 +87,8 @@ def test_uniforms_and_normals_are_the_host_ones_in_float32(gpu_device: Device) -
 def test_the_device_draws_the_host_momentum_stream() -> None:
     """rng.normal's first pair of a lane is `normal_pair` of its first momentum block."""
     stream = rng.make_stream(5, np.arange(3, dtype=np.uint32), np.zeros(3, np.uint32), 2)
-    words = rng.philox4x32(rng._counters(stream, -7, rng.Purpose.MOMENTUM, 3), stream.key[:, None])
+    counters = rng._counters(stream, np.array([-7]), rng.Purpose.MOMENTUM, 3)[:, 0]  # [L, 3, 4]
+    words = rng.philox4x32(counters, stream.key[:, None])
     _, _, cos_part, sin_part = _host_floats(words.reshape(-1, 4))
     z = rng.normal(stream, -7, rng.Purpose.MOMENTUM, 6)
     np.testing.assert_allclose(z[:, :3], cos_part.reshape(3, 3), rtol=1e-12)

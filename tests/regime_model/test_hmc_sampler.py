@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from regime_model import hmc, rng
+from regime_model import hmc, rng, transition_keys
 from regime_model.diagnostics import convergence
 from regime_model.sampler import LaneStart, SamplerConfig, sample
 from regime_model.types import FloatArray
@@ -161,3 +161,14 @@ def test_a_density_that_fuses_trajectories_gets_one_call_per_transition() -> Non
     assert calls == [5]
     for a, b in zip((*new, info.energy), (*plain_new, plain_info.energy), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_drawing_the_random_numbers_ahead_in_blocks_changes_no_draw(monkeypatch) -> None:
+    fn = gaussian(np.array([[1.0, -2.0]] * CHAINS), np.array([[0.5, 2.0]] * CHAINS))
+    lanes, schedule = streams(CHAINS)
+    config = SamplerConfig(draws=30, chains=CHAINS)
+    blocked = sample(fn, start(CHAINS, 2, 40), lanes, schedule, config)
+    monkeypatch.setattr(transition_keys, "BLOCK", 1)
+    one_by_one = sample(fn, start(CHAINS, 2, 40), lanes, schedule, config)
+    assert np.array_equal(blocked.draws, one_by_one.draws)
+    assert np.array_equal(blocked.step_size, one_by_one.step_size)

@@ -68,3 +68,14 @@ def test_seeds_fold_to_32_bits_and_reject_negatives() -> None:
     assert rng.fold_seed((3 << 32) | 5) == 6
     with pytest.raises(ValueError, match="non-negative"):
         rng.fold_seed(-1)
+
+
+def test_a_block_of_iterations_gives_each_iterations_own_bits() -> None:
+    """The sampler draws momenta and accept uniforms a block of iterations at a time
+    (transition_keys); a run must not depend on it, so the bits are identical."""
+    its = np.arange(-40, 30)
+    momenta = rng.normals(lanes(), its, rng.Purpose.MOMENTUM, 7)
+    accepts = rng.uniforms(lanes(), its, rng.Purpose.ACCEPT, 1)
+    for k, it in enumerate(its):
+        assert np.array_equal(momenta[:, k], rng.normal(lanes(), int(it), rng.Purpose.MOMENTUM, 7))
+        assert np.array_equal(accepts[:, k], rng.uniform(lanes(), int(it), rng.Purpose.ACCEPT, 1))

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from regime_model import fit, posterior
+from regime_model import fit, posterior, rng
 from regime_model.sampler import SamplerConfig
+from regime_model.transition_keys import TransitionKeys
 from regime_model.types import Priors
 from service.bench import validate_checks as checks
 from service.bench import validate_names
@@ -30,6 +31,18 @@ def test_a_planted_fault_is_undone_when_its_block_ends() -> None:
     with BY_NAME["scaled_gradient"].plant():
         assert fit.log_density_and_grad is not original  # the name fit imported, too
     assert posterior.log_density_and_grad is original and fit.log_density_and_grad is original
+
+
+def test_the_no_metropolis_fault_reaches_the_numbers_every_transition_uses() -> None:
+    """The sampler draws its accept uniforms a block of iterations at a time
+    (transition_keys): the planted fault must reach those too. It once patched only the
+    one-iteration draw, and survived the whole suite."""
+    lanes = rng.make_stream(1, np.zeros(4, np.uint32), np.arange(4, dtype=np.uint32), 0)
+    assert (TransitionKeys(lanes, 3).key(-7).accept > 0).all()
+    with BY_NAME["no_metropolis"].plant():
+        for iteration in (-7, 0, 40):
+            assert (TransitionKeys(lanes, 3).key(iteration).accept == 0).all()
+            assert (rng.uniform(lanes, iteration, rng.Purpose.ACCEPT, 1) == 0).all()
 
 
 def test_shared_streams_make_the_chains_copies_which_the_correlation_sees() -> None:
