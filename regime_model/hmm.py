@@ -4,11 +4,9 @@ Conventions: lanes L, bars T, states K; P[l, i, j] = P(x_t = j | x_{t-1} = i). E
 and message arrays are state-major [K, L, T] (see `scan`): every elementwise step then
 reads whole contiguous [L, T] slabs.
 
-alpha_t = init diag(e_0) P diag(e_1) ... P diag(e_t) and beta_t = P diag(e_{t+1}) ... 1 are
-prefix products of M_t = P diag(e_t). Both come out of ONE scan: the backward sequence is
-the time-reversed sequence of transposes, stacked after the forward one along the lane
-axis. Each sequence starts with a rank-1 matrix whose rows are the initial message, so
-every prefix product has identical rows, each equal to the message.
+alpha_t = init diag(e_0) M_1 ... M_t and beta_t = M_{t+1} ... M_{T-1} 1 with
+M_t = P diag(e_t): the prefixes and the suffixes of one sequence of matrices, both from one
+odd-even recursion (`scan.prefix_and_suffix`) whose pair products serve both directions.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from regime_model.scan import prefix_products, total_product
+from regime_model.scan import prefix_and_suffix, total_product
 from regime_model.types import FloatArray
 
 LOG_2PI = float(np.log(2 * np.pi))
@@ -53,14 +51,6 @@ def _forward_sequence(rel: FloatArray, P: FloatArray, init: FloatArray) -> Float
     return M
 
 
-def _backward_sequence(forward: FloatArray) -> FloatArray:
-    K = forward.shape[0]
-    B = np.empty_like(forward)
-    B[:, :, :, 0] = 1.0 / K
-    B[:, :, :, 1:] = forward.transpose(1, 0, 2, 3)[:, :, :, :0:-1]
-    return B
-
-
 def _normalise(x: FloatArray) -> FloatArray:
     out: FloatArray = x / x.sum(axis=0)
     return out
@@ -68,11 +58,13 @@ def _normalise(x: FloatArray) -> FloatArray:
 
 def messages(rel: FloatArray, P: FloatArray, init: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Normalised filtered (alpha) and backward (beta) messages, both [K, L, T]."""
-    L = P.shape[0]
-    fwd = _forward_sequence(rel, P, init)
-    both = prefix_products(np.concatenate([fwd, _backward_sequence(fwd)], axis=2))
-    alpha = _normalise(both[0, :, :L])
-    beta = _normalise(both[0, :, L:, ::-1])
+    K, L, T = rel.shape
+    alpha, beta = np.empty((K, L, T)), np.empty((K, L, T))
+    alpha[..., 0] = _normalise(init.T * rel[:, :, 0])
+    beta[..., -1] = 1.0 / K
+    if T > 1:
+        M = P.transpose(1, 2, 0)[:, :, :, None] * rel[None, :, :, 1:]
+        alpha[..., 1:], beta[..., :-1] = prefix_and_suffix(alpha[..., 0], M, beta[..., -1])
     return alpha, beta
 
 
