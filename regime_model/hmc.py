@@ -55,7 +55,8 @@ class HMCInfo(NamedTuple):
 
 @dataclass(frozen=True)
 class FusedDensity:
-    """A log density whose backend also runs whole trajectories (one submission each).
+    """A log density that comes with its own trajectories: a backend's device trajectory
+    (one submission each), or the split integrator of a whitened density (`fit`).
 
     Called, it is the plain LogDensityFn; `step` hands its trajectories to `leapfrog`.
     """
@@ -136,6 +137,43 @@ def host_leapfrog(
             g = np.where(moving[:, None], new_g, g)
             kick = np.where(i == n - 1, 0.5, np.where(moving, 1.0, 0.0))
             p = p + (kick[:, None] * eps) * g
+    return Trajectory(x, p, logp, g)
+
+
+def split_leapfrog(
+    fn: LogDensityFn,
+    position: FloatArray,
+    momentum: FloatArray,
+    grad: FloatArray,
+    step_size: FloatArray,
+    inv_mass: FloatArray,
+    n: IntArray,
+) -> Trajectory:
+    """n[l] >= 1 steps of the integrator split around the unit Gaussian N(0, I).
+
+    The Hamiltonian's Gaussian part, |x|^2 / 2 + p M^-1 p / 2, flows exactly (each
+    coordinate rotates at angular frequency sqrt(inv_mass)); only the residual force,
+    grad log p(x) + x, is integrated by half kicks (Shahbaba, Lan, Johnson and Neal 2014,
+    "Split Hamiltonian Monte Carlo"). Volume-preserving and reversible like the leapfrog,
+    so the Metropolis test keeps the target exact. In a space whitened by the posterior's
+    Laplace approximation the residual is small: one step of a quarter period (pi / 2)
+    still accepts, and lands nearly independent of where it started, for ONE gradient.
+    """
+    eps = step_size[:, None]
+    omega = np.sqrt(inv_mass)
+    cos, sin = np.cos(eps * omega), np.sin(eps * omega)
+    x, g, logp = position, grad, np.full(len(position), -np.inf)
+    p = momentum + 0.5 * eps * (g + x)
+    with np.errstate(all="ignore"):  # faults surface as non-finite values, judged by `step`
+        for i in range(int(n.max())):
+            moving = (i < n)[:, None]
+            x, p = (np.where(moving, x * cos + p * (omega * sin), x),
+                    np.where(moving, p * cos - x * (sin / omega), p))  # fmt: skip
+            new_logp, new_g = fn(x)
+            logp = np.where(moving[:, 0], new_logp, logp)
+            g = np.where(moving, new_g, g)
+            kick = np.where(i == n - 1, 0.5, np.where(moving[:, 0], 1.0, 0.0))
+            p = p + (kick[:, None] * eps) * (g + x)
     return Trajectory(x, p, logp, g)
 
 

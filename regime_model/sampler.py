@@ -41,6 +41,8 @@ class SamplerConfig(NamedTuple):
     trajectory: str = "jitter"  # or "chees"
     max_steps: int = 64  # cap on one lane's leapfrog steps under "chees"
     shift_moves: bool = False  # the model's level-shift move before every transition
+    # Longest step the warm-up may adapt to: the split integrator's quarter period (fit).
+    max_step_size: float = float("inf")
 
 
 class LaneStart(NamedTuple):
@@ -152,6 +154,7 @@ def _adapt(
         np.exp(search.log_step),
         np.where(adapting, np.exp(da.log_step), w.step_size),
     )
+    step = np.minimum(step, cfg.max_step_size)
     return _Warmup(sched, da, search, window, inv_mass, step, ch)
 
 

@@ -67,7 +67,7 @@ def main() -> None:
         y = window / float(robust_scale(window[None])[0])
         thin = max(1, args.long_draws // 100)
         per_chain = [regime_paths(chain[::thin], y, 2)[0][-1, -1]
-                     for chain in result.sampler.draws]  # fmt: skip
+                     for chain in result.theta]  # fmt: skip
         out["long_reference"] = {"draws": args.long_draws, "chains": 8,
                                  "warmup": args.long_warmup, "seed": args.seed,
                                  "p_turbulent": round(float(result.filtered[-1, -1]), 4),

@@ -86,6 +86,8 @@ def diagnostics_table(fit: FitResult) -> dict[str, Any]:
     r = fit.sampler
     chains, draws = fit.draws.shape[:2]
     rows = [
+        ["sampler (samplers tried)", f"{fit.tried[-1]} ({', '.join(fit.tried)})"],
+        ["Laplace importance ESS", f"{fit.laplace_ess:.3f}"],
         ["chains x kept draws", f"{chains} x {draws}"],
         ["divergences", str(int(r.divergences.sum()))],
         ["worst R-hat", f"{float(np.max(fit.rhat)):.4f}"],
@@ -93,7 +95,7 @@ def diagnostics_table(fit: FitResult) -> dict[str, Any]:
         ["lowest tail ESS", f"{float(np.min(fit.ess_tail)):.0f}"],
         ["E-BFMI per chain", _per_chain(chain_ebfmi(r), ".3f")],
         ["acceptance per chain", _per_chain(r.acceptance, ".3f")],
-        ["step size per chain", _per_chain(r.step_size, ".4g")],
+        ["step size per chain (whitened units after a split run)", _per_chain(r.step_size, ".4g")],
         ["trajectory length per chain", _per_chain(r.trajectory_length, ".3g")],
         ["gradient evaluations", str(r.gradient_evals)],
     ]
