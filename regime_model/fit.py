@@ -16,10 +16,11 @@ convergence rule (`meets_rule`), the first taken from that answer:
 - "split-2" (a skewed posterior: windows of 500-2,000 returns): the same quarter period
   in two steps. Accepting ~0.96 instead of ~0.85, it no longer sticks where the
   posterior leaves the Gaussian, for twice the gradients.
-- "adapted" (and windows under MIN_SPLIT_RETURNS returns start here): the update's
-  sampler with a long warm-up, a diagonal metric adapted over Stan's windows and 3-7
-  leapfrog steps. Its starts are the jittered prior centres, not the modes, so R-hat
-  still sees chains that began apart.
+- "adapted" (where the ladder starts for windows under MIN_SPLIT_RETURNS returns and
+  for posteriors far from any Gaussian, importance ESS < 0.1): the update's sampler
+  with a long warm-up, a diagonal metric adapted over Stan's windows and 3-7 leapfrog
+  steps. Its starts are the jittered prior centres, not the modes, so R-hat still sees
+  chains that began apart.
 
 Summaries are in the units of the input returns; the filtered and smoothed regime
 probabilities at every bar are averaged over thinned draws. docs/fit.md has the figures.
@@ -46,6 +47,10 @@ SPLIT_WARMUP, ADAPTED_WARMUP = 40, 400  # warm-up iterations when the caller giv
 # fraction of its draws) is at least this: S&P 500's 5,030 returns give 0.97, windows of
 # 255-2,261 returns 0.14-0.95 (the estimate from 64 draws is noisy; docs/fit.md).
 SPLIT_MIN_LAPLACE_ESS = 0.9
+# Below this the Laplace approximation says next to nothing and the ladder starts at
+# "adapted": K = 4 on S&P 500 gave 0.026 and split-2 missed the rule; K = 3 gave 0.36
+# and a window of 1,003 returns 0.79, where split-2 met it (docs/fit.md).
+SPLIT_TWO_MIN_LAPLACE_ESS = 0.1
 # Below this many returns the ladder starts at "adapted": split-2 missed the rule on 2 of 3
 # seeds at 255 returns and met it on 3 of 3 at 502 (docs/fit.md). A miss only costs time.
 MIN_SPLIT_RETURNS = 400
@@ -152,9 +157,7 @@ def fit_series(
     modes = laplace.find_modes(fn, centres)
     quality = laplace.importance_ess(fn, modes, stream)
     run = _Run(returns, K, seed, stream, progress, modes, quality)
-    first = 0 if quality >= SPLIT_MIN_LAPLACE_ESS else 1
-    if len(returns) < MIN_SPLIT_RETURNS:
-        first = len(LADDER) - 1
+    first = first_rung(quality, len(returns))
     for rung, name in enumerate(LADDER[first:], start=first + 1):
         tried = LADDER[first:rung]
         if name == "adapted":
@@ -169,6 +172,14 @@ def fit_series(
         if meets_rule(result):
             return result
     raise AssertionError("the ladder ends with the adapted sampler, which always reports")
+
+
+def first_rung(laplace_ess: float, returns: int) -> int:
+    """Where the ladder starts (an index of LADDER), from the importance check and the
+    series' length."""
+    if returns < MIN_SPLIT_RETURNS or laplace_ess < SPLIT_TWO_MIN_LAPLACE_ESS:
+        return LADDER.index("adapted")
+    return LADDER.index("split-1" if laplace_ess >= SPLIT_MIN_LAPLACE_ESS else "split-2")
 
 
 def meets_rule(fit: FitResult) -> bool:

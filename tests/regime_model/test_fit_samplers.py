@@ -117,6 +117,13 @@ def test_a_skewed_posterior_starts_at_two_split_steps_and_meets_the_rule() -> No
     assert fit.meets_rule(result) and result.sampler.acceptance.min() > 0.9
 
 
+def test_the_ladder_starts_where_the_importance_check_and_the_length_say() -> None:
+    start = {(ess, n): fit.LADDER[fit.first_rung(ess, n)]
+             for ess in (0.05, 0.5, 0.95) for n in (255, 5030)}  # fmt: skip
+    assert start == {(0.05, 255): "adapted", (0.5, 255): "adapted", (0.95, 255): "adapted",
+                     (0.05, 5030): "adapted", (0.5, 5030): "split-2", (0.95, 5030): "split-1"}
+
+
 def test_a_window_of_a_quarter_goes_straight_to_the_adapted_sampler() -> None:
     result = fit.fit_series(sp500_returns("2008-08-01", "2008-10-31"), 2, 7, Priors(),
                             SamplerConfig(100, 4), 100)  # fmt: skip
