@@ -231,10 +231,14 @@ class Supervisor:
         if code is None:
             return
         fields = exit_fields(code, worker.stderr_tail.lines())
-        if code == 0 or self.stopping:
+        if (code == 0 and not worker.stopped_as_hung) or self.stopping:
             log.info("worker.exited", account=worker.account, restarts=worker.restarts, **fields)
             self._ended(worker)
             return
+        if worker.stopped_as_hung:
+            # A worker that woke up in time to honour the SIGTERM of its escalation exits 0:
+            # its account is not finished, the hang is what ended it.
+            fields["reason"] = f"stopped as hung ({fields['reason']})"
         verdict = self.restarts.after_exit(worker, code, now, fields)
         if verdict == "parked_for_good":
             self.exit_code = EX_CONFIG

@@ -58,6 +58,9 @@ class WorkerHandle:
         self.parked = False
         self.done = False
         self.started = False
+        # Set when this supervisor began stopping it as hung: whatever its exit code, even a
+        # clean 0 after the SIGTERM it was sent, it is then replaced, not finished.
+        self.stopped_as_hung = False
         self.retired = False  # it said it left the instruments file (then exits 0)
         self.last_seq = 0
         self.stop_at_seq: int | None = None
@@ -85,7 +88,7 @@ class WorkerHandle:
         err_r.close()
         self.process, self.conn, self.restart_at = process, parent, None
         self.started, self.escalation = False, Escalation()
-        self.done = self.retired = False
+        self.done = self.retired = self.stopped_as_hung = False
         self.stderr_tail.clear()
         self.last_heard = time.monotonic()
         self.deadline = self.last_heard + self.settings.startup_budget_s
@@ -156,6 +159,7 @@ class WorkerHandle:
             pid=self.pid,
             silent_s=round(now - self.last_heard, 3),  # since its last message
         )
+        self.stopped_as_hung = True
         term_at = now + SIGTERM_AFTER_DUMP_S
         self.escalation.steps = [
             (now, signal.SIGUSR1),

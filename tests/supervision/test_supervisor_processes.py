@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -121,6 +122,43 @@ def test_a_hung_worker_reports_its_true_silence_logs_its_stacks_and_is_killed_an
     daemon.wait_for(is_("worker.restarted", "alpha"))
     daemon.wait_for(lambda e: is_("worker.started", "alpha")(e) and e["pid"] != hung["pid"])
     assert not daemon.named("worker.hung", account="beta")
+    daemon.signal(signal.SIGTERM)
+    assert daemon.wait_exit() == 0
+
+
+def sigterm_pending(pid: int) -> bool:
+    """Whether SIGTERM waits in the process's pending set (/proc: a stopped process does not
+    act on it until it is continued)."""
+    with open(f"/proc/{pid}/status") as status:
+        fields = dict(line.split(":", 1) for line in status if ":" in line)
+    pending = int(fields["ShdPnd"], 16) | int(fields["SigPnd"], 16)
+    return bool(pending & (1 << (signal.SIGTERM - 1)))
+
+
+def test_a_hung_worker_that_wakes_to_honour_its_sigterm_is_replaced_not_finished(
+    run_daemon: Callable[..., DaemonProcess], config: Path, tmp_path: Path
+) -> None:
+    """A worker stopped (SIGSTOP) long enough to be taken for hung gets the escalation's
+    SIGTERM while stopped; continued, it honours it and exits 0. Its account is not
+    finished for that: the supervisor replaces it (it once took the 0 for a clean end,
+    and a daemon of one trading account stopped). Waits on the SIGTERM itself being
+    pending (/proc), not on a time."""
+    daemon = run_daemon("run", "--config", str(config), "--state-dir", str(tmp_path / "s"))
+    victim = daemon.wait_for(is_("update.completed", "alpha", seq=2))["pid"]
+    os.kill(victim, signal.SIGSTOP)
+    try:
+        daemon.wait_for(is_("worker.hung", "alpha", pid=victim), timeout=60)
+        deadline = time.monotonic() + 30
+        while not sigterm_pending(victim):
+            assert time.monotonic() < deadline, "no SIGTERM after worker.hung"
+            select.select([], [], [], 0.05)  # the poll's period on /proc, not a wait for time
+    finally:
+        os.kill(victim, signal.SIGCONT)
+    exited = daemon.wait_for(is_("worker.exited", "alpha"), timeout=60)
+    assert exited.get("exit_code") == 0 or exited.get("signal") == "SIGKILL"
+    assert exited["reason"].startswith("stopped as hung")
+    daemon.wait_for(is_("worker.restarted", "alpha"), timeout=60)
+    daemon.wait_for(lambda e: is_("update.completed", "alpha")(e) and e["pid"] != victim)
     daemon.signal(signal.SIGTERM)
     assert daemon.wait_exit() == 0
 
