@@ -11,6 +11,7 @@ density or gradient is a divergent, rejected transition for that lane, never an 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple, TypeVar
@@ -111,6 +112,41 @@ def _kinetic(momentum: FloatArray, inv_mass: FloatArray) -> FloatArray:
     return energy
 
 
+Drift = Callable[[FloatArray, FloatArray, BoolArray], tuple[FloatArray, FloatArray]]
+Force = Callable[[FloatArray, FloatArray], FloatArray]
+
+
+def _integrate(
+    fn: LogDensityFn,
+    position: FloatArray,
+    momentum: FloatArray,
+    grad: FloatArray,
+    step_size: FloatArray,
+    n: IntArray,
+    drift: Drift,
+    force: Force,
+) -> Trajectory:
+    """n[l] >= 1 steps per lane of kick (force), drift, kick, inner half-kicks fused.
+
+    After its last step a lane's drift and kick coefficients are zero and its log density
+    and gradient are held, so it ends exactly where a solo run of n[l] steps would.
+    `drift(x, p, moving)` moves the lanes `moving` ([L, 1]); `force(x, grad)` is what kicks.
+    """
+    eps = step_size[:, None]
+    x, g, logp = position, grad, np.full(len(position), -np.inf)
+    p = momentum + 0.5 * eps * force(x, g)
+    with np.errstate(all="ignore"):  # faults surface as non-finite values, judged by `step`
+        for i in range(int(n.max())):
+            moving = i < n
+            x, p = drift(x, p, moving[:, None])
+            new_logp, new_g = fn(x)
+            logp = np.where(moving, new_logp, logp)
+            g = np.where(moving[:, None], new_g, g)
+            kick = np.where(i == n - 1, 0.5, np.where(moving, 1.0, 0.0))
+            p = p + (kick[:, None] * eps) * force(x, g)
+    return Trajectory(x, p, logp, g)
+
+
 def host_leapfrog(
     fn: LogDensityFn,
     position: FloatArray,
@@ -120,24 +156,13 @@ def host_leapfrog(
     inv_mass: FloatArray,
     n: IntArray,
 ) -> Trajectory:
-    """n[l] >= 1 leapfrog steps per lane, inner half-kicks fused.
-
-    After its last step a lane's drift and kick coefficients are zero and its log density
-    and gradient are held, so it ends exactly where a solo run of n[l] steps would.
-    """
+    """n[l] >= 1 leapfrog steps per lane (see `_integrate`)."""
     eps = step_size[:, None]
-    x, g, logp = position, grad, np.full(len(position), -np.inf)
-    p = momentum + 0.5 * eps * g
-    with np.errstate(all="ignore"):  # faults surface as non-finite values, judged below
-        for i in range(int(n.max())):
-            moving = i < n
-            x = x + (moving[:, None] * eps) * inv_mass * p
-            new_logp, new_g = fn(x)
-            logp = np.where(moving, new_logp, logp)
-            g = np.where(moving[:, None], new_g, g)
-            kick = np.where(i == n - 1, 0.5, np.where(moving, 1.0, 0.0))
-            p = p + (kick[:, None] * eps) * g
-    return Trajectory(x, p, logp, g)
+
+    def drift(x: FloatArray, p: FloatArray, moving: BoolArray) -> tuple[FloatArray, FloatArray]:
+        return x + (moving * eps) * inv_mass * p, p
+
+    return _integrate(fn, position, momentum, grad, step_size, n, drift, lambda x, g: g)
 
 
 def split_leapfrog(
@@ -159,22 +184,14 @@ def split_leapfrog(
     Laplace approximation the residual is small: one step of a quarter period (pi / 2)
     still accepts, and lands nearly independent of where it started, for ONE gradient.
     """
-    eps = step_size[:, None]
     omega = np.sqrt(inv_mass)
-    cos, sin = np.cos(eps * omega), np.sin(eps * omega)
-    x, g, logp = position, grad, np.full(len(position), -np.inf)
-    p = momentum + 0.5 * eps * (g + x)
-    with np.errstate(all="ignore"):  # faults surface as non-finite values, judged by `step`
-        for i in range(int(n.max())):
-            moving = (i < n)[:, None]
-            x, p = (np.where(moving, x * cos + p * (omega * sin), x),
-                    np.where(moving, p * cos - x * (sin / omega), p))  # fmt: skip
-            new_logp, new_g = fn(x)
-            logp = np.where(moving[:, 0], new_logp, logp)
-            g = np.where(moving, new_g, g)
-            kick = np.where(i == n - 1, 0.5, np.where(moving[:, 0], 1.0, 0.0))
-            p = p + (kick[:, None] * eps) * (g + x)
-    return Trajectory(x, p, logp, g)
+    cos, sin = np.cos(step_size[:, None] * omega), np.sin(step_size[:, None] * omega)
+
+    def rotate(x: FloatArray, p: FloatArray, moving: BoolArray) -> tuple[FloatArray, FloatArray]:
+        return (np.where(moving, x * cos + p * (omega * sin), x),
+                np.where(moving, p * cos - x * (sin / omega), p))  # fmt: skip
+
+    return _integrate(fn, position, momentum, grad, step_size, n, rotate, lambda x, g: g + x)
 
 
 def _leapfrog(
