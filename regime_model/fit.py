@@ -146,7 +146,8 @@ def fit_series(
     sampler of the ladder runs instead, and `tried` says so.
     """
     returns = np.asarray(returns, dtype=np.float64)
-    y = returns / float(robust_scale(returns[None])[0])
+    scale = float(robust_scale(returns[None])[0])
+    y = returns / scale
     C = config.chains
     stream = rng.make_stream(seed, np.zeros(C, np.uint32), np.arange(C, dtype=np.uint32), 0)
 
@@ -156,21 +157,23 @@ def fit_series(
     centres = _jittered_centres(K, C, priors, stream)
     modes = laplace.find_modes(fn, centres)
     quality = laplace.importance_ess(fn, modes, stream)
-    run = _Run(returns, K, seed, stream, progress, modes, quality)
+    run = _Run(y, scale, K, seed, stream, progress, modes, quality)
     first = first_rung(quality, len(returns))
     for rung, name in enumerate(LADDER[first:], start=first + 1):
         tried = LADDER[first:rung]
         if name == "adapted":
             start = _adapted_start(centres, ADAPTED_WARMUP if warmup is None else warmup)
-            return run.finish(fn, start, config, tried)
+            result = run.finish(fn, start, config, tried, discard_unless_rule=False)
+            assert result is not None
+            return result
         steps = 1 if name == "split-1" else 2
         step = QUARTER_PERIOD / steps
         split = config._replace(steps_min=steps, steps_max=steps, max_step_size=step)
         length = SPLIT_WARMUP if warmup is None else warmup
         start = _whitened_start(C, n_params(K), length, step, stream)
-        result = run.finish(laplace.whitened(fn, modes), start, split, tried)
-        if meets_rule(result):
-            return result
+        split_result = run.finish(laplace.whitened(fn, modes), start, split, tried)
+        if split_result is not None:
+            return split_result
     raise AssertionError("the ladder ends with the adapted sampler, which always reports")
 
 
@@ -185,14 +188,17 @@ def first_rung(laplace_ess: float, returns: int) -> int:
 def meets_rule(fit: FitResult) -> bool:
     """R-hat <= 1.01 on every parameter, and bulk and tail ESS each at least a fifth of
     the draws (400 of the default 4 x 500)."""
-    least = 0.2 * fit.draws.shape[0] * fit.draws.shape[1]
-    return bool(
-        fit.rhat.max() <= RHAT_RULE and min(fit.ess_bulk.min(), fit.ess_tail.min()) >= least
-    )
+    return _meets(fit.rhat, fit.ess_bulk, fit.ess_tail, fit.draws.shape[0] * fit.draws.shape[1])
+
+
+def _meets(rhat: FloatArray, ess_bulk: FloatArray, ess_tail: FloatArray, draws: int) -> bool:
+    least = 0.2 * draws
+    return bool(rhat.max() <= RHAT_RULE and min(ess_bulk.min(), ess_tail.min()) >= least)
 
 
 class _Run(NamedTuple):
-    returns: FloatArray
+    y: FloatArray  # the returns over their robust scale
+    scale: float
     K: int
     seed: int
     stream: rng.Stream
@@ -202,27 +208,28 @@ class _Run(NamedTuple):
 
     def finish(
         self, density: LogDensityFn, start: LaneStart, config: SamplerConfig,
-        tried: tuple[str, ...],
-    ) -> FitResult:  # fmt: skip
+        tried: tuple[str, ...], discard_unless_rule: bool = True,
+    ) -> FitResult | None:  # fmt: skip
         """Sample (in the whitened space after a split run), map the draws back to theta,
-        summarise."""
+        summarise; None for a run that misses the rule when `discard_unless_rule`, before
+        its per-bar paths are computed."""
         zero = np.zeros(1, np.uint32)
         schedule = rng.make_stream(self.seed, zero, zero, 0)
         result = sample(density, start, self.stream, schedule, config, self.progress)
         draws = result.draws
         if tried[-1] != "adapted":
             draws = laplace.to_theta(self.modes, draws)
-        scale = float(robust_scale(self.returns[None])[0])
         C, S, D = draws.shape
-        named = constrained(draws.reshape(-1, D), self.K, scale).reshape(C, S, -1)
+        named = constrained(draws.reshape(-1, D), self.K, self.scale).reshape(C, S, -1)
         diag = convergence(named[None])
+        rhat, bulk, tail = diag.rhat[0], diag.ess_bulk[0], diag.ess_tail[0]
+        if discard_unless_rule and not _meets(rhat, bulk, tail, C * S):
+            return None
         thin = max(1, C * S // FILTER_DRAWS)
-        y = self.returns / scale
-        filtered, smoothed = regime_paths(draws.reshape(-1, D)[::thin], y, self.K)
+        filtered, smoothed = regime_paths(draws.reshape(-1, D)[::thin], self.y, self.K)
         return FitResult(
-            parameter_names(self.K), named, draws, diag.rhat[0], diag.ess_bulk[0],
-            diag.ess_tail[0], filtered, smoothed, result, tried, int(start.warmup.max()),
-            self.modes, self.laplace_ess,
+            parameter_names(self.K), named, draws, rhat, bulk, tail, filtered, smoothed,
+            result, tried, int(start.warmup.max()), self.modes, self.laplace_ess,
         )  # fmt: skip
 
 

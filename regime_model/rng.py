@@ -97,7 +97,7 @@ def uniforms(stream: Stream, iterations: IntArray, purpose: Purpose, n: int) -> 
     """`uniform` at every iteration of `iterations` [I], in one call: [L, I, n].
 
     Philox costs ~140 small numpy operations per call whatever its size, so a sampler
-    draws a block of iterations' numbers at once (see `keys`).
+    draws a block of iterations' numbers at once (see `transition_keys`).
     """
     ctr = _counters(stream, iterations, purpose, (n + 1) // 2)
     words = philox4x32(ctr, stream.key[:, None, None])

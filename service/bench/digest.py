@@ -48,8 +48,9 @@ def update_digest() -> str:
 
 
 def fit_digest() -> str:
-    """Both of fit's samplers: 600 returns take the adapted one, 3,000 the split one (its
-    Newton climb, Jacobi eigen-decomposition and split integrator)."""
+    """Both kinds of fit's samplers: 600 returns end at the adapted one (split-2 misses
+    the rule with 60 draws), 3,000 stop at split-1 (the Newton climb, the Jacobi
+    eigen-decomposition and the split integrator)."""
     arrays = []
     for n, draws, warmup in ((600, 60, 60), (3000, 100, None)):
         result = fit_series(exact_returns((n,), 5), 2, 3, Priors(), SamplerConfig(draws, 4), warmup)
