@@ -138,12 +138,15 @@ def fit_series(
     config: SamplerConfig,
     warmup: int | None = None,
     progress: Progress | None = None,
+    samplers: tuple[str, ...] | None = None,
 ) -> FitResult:
     """Sample the posterior of the whole series; `config` gives the draws and chains
     (and, for the adapted sampler, its trajectory); `warmup` None: the sampler's own.
 
-    A split run that misses the convergence rule (`meets_rule`) is not reported: the next
-    sampler of the ladder runs instead, and `tried` says so.
+    A run that misses the convergence rule (`meets_rule`) is not reported while a sampler
+    is left to try: the next runs instead, and `tried` says so. `samplers` None: the
+    LADDER from `first_rung`; else these names of LADDER, in this order (measurements
+    of one sampler: docs/bench-results/fit_rungs.py).
     """
     returns = np.asarray(returns, dtype=np.float64)
     scale = float(robust_scale(returns[None])[0])
@@ -158,23 +161,25 @@ def fit_series(
     modes = laplace.find_modes(fn, centres)
     quality = laplace.importance_ess(fn, modes, stream)
     run = _Run(y, scale, K, seed, stream, progress, modes, quality)
-    first = first_rung(quality, len(returns))
-    for rung, name in enumerate(LADDER[first:], start=first + 1):
-        tried = LADDER[first:rung]
+    if samplers is not None and (not samplers or not set(samplers) <= set(LADDER)):
+        raise ValueError(f"samplers must name one or more of {LADDER}, got {samplers!r}")
+    rungs = LADDER[first_rung(quality, len(returns)):] if samplers is None else samplers
+    for i, name in enumerate(rungs):
+        last = i == len(rungs) - 1
         if name == "adapted":
             start = _adapted_start(centres, ADAPTED_WARMUP if warmup is None else warmup)
-            result = run.finish(fn, start, config, tried, discard_unless_rule=False)
-            assert result is not None
+            result = run.finish(fn, start, config, rungs[: i + 1], discard_unless_rule=not last)
+        else:
+            steps = 1 if name == "split-1" else 2
+            step = QUARTER_PERIOD / steps
+            split = config._replace(steps_min=steps, steps_max=steps, max_step_size=step)
+            length = SPLIT_WARMUP if warmup is None else warmup
+            start = _whitened_start(C, n_params(K), length, step, stream)
+            result = run.finish(laplace.whitened(fn, modes), start, split, rungs[: i + 1],
+                                discard_unless_rule=not last)  # fmt: skip
+        if result is not None:
             return result
-        steps = 1 if name == "split-1" else 2
-        step = QUARTER_PERIOD / steps
-        split = config._replace(steps_min=steps, steps_max=steps, max_step_size=step)
-        length = SPLIT_WARMUP if warmup is None else warmup
-        start = _whitened_start(C, n_params(K), length, step, stream)
-        split_result = run.finish(laplace.whitened(fn, modes), start, split, tried)
-        if split_result is not None:
-            return split_result
-    raise AssertionError("the ladder ends with the adapted sampler, which always reports")
+    raise AssertionError("the last sampler tried always reports")
 
 
 def first_rung(laplace_ess: float, returns: int) -> int:

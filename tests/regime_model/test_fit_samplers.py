@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 import numpy as np
+import pytest
 
 from regime_model import fit, laplace, rng
 from regime_model.sampler import SamplerConfig
@@ -137,3 +138,11 @@ def test_a_split_run_that_misses_the_rule_hands_over_to_the_next_sampler() -> No
     result = fit.fit_series(returns, 2, 3, Priors(), SamplerConfig(20, 4), warmup=40)
     assert result.tried == ("split-1", "split-2", "adapted") and not fit.meets_rule(result)
     assert result.warmup == 40 and result.sampler.inv_mass.std() > 0  # the adapted metric
+
+
+def test_one_sampler_forced_reports_its_run_even_when_it_misses_the_rule() -> None:
+    returns = exact_returns((3000,), 5)
+    forced = fit.fit_series(returns, 2, 3, Priors(), SamplerConfig(20, 4), samplers=("split-1",))
+    assert forced.tried == ("split-1",) and not fit.meets_rule(forced)
+    with pytest.raises(ValueError, match="samplers must name"):
+        fit.fit_series(returns, 2, 3, Priors(), SamplerConfig(20, 4), samplers=("nuts",))
