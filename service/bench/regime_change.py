@@ -3,9 +3,10 @@ against a long cold reference on the same window.
 
 The series is replayed bar by bar through the worker's window and update (series_replay.py): a
 cold update at the bar before the range, then one warm update per bar. For each bar the
-reference is a separate long run of `fit` on the same window (>= 8 chains, >= 4,000 draws),
-in `jobs` processes. `warm` and `reference` are P(most volatile regime at that bar). A
-reference whose R-hat exceeds 1.01 is reported as such (`reference_rhat`), not hidden.
+reference is a separate long cold run of the daemon's model on the same window (>= 8
+chains, >= 4,000 draws, reference_run.py), in `jobs` processes. `warm` and `reference` are
+P(most volatile regime at that bar). A reference whose R-hat exceeds 1.01 is reported as
+such (`reference_rhat`), not hidden, and so is its own Monte Carlo error (`reference_mcse`).
 """
 
 from __future__ import annotations
@@ -20,18 +21,21 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from regime_model.fit import fit_series
-from regime_model.sampler import SamplerConfig
 from regime_model.spec import ModelSpec
-from regime_model.types import Priors
+from service.bench.reference_run import reference
 from service.bench.series_replay import replay
 from service.market.csv_prices import read_prices
+
+# How a reference is made; references of another estimator are never reused as this one's
+# (those of 2026-12-02 averaged 40 draws of a `fit` run: reference_run.py says why not).
+ESTIMATOR = "cold update with the level-shift move, mean over 8,000 draws"
 
 
 class Reference(NamedTuple):
     chains: int = 8
     draws: int = 4000
     warmup: int = 1000
+    estimator: str = ESTIMATOR
 
 
 class Series(NamedTuple):
@@ -72,11 +76,10 @@ def warm_spec(series: Series) -> ModelSpec:
     return ModelSpec(**changes)
 
 
-def _reference_job(job: tuple[np.ndarray, int, Reference]) -> tuple[float, float]:
+def _reference_job(job: tuple[np.ndarray, int, Reference]) -> tuple[float, float, float]:
     window, seed, ref = job
-    config = SamplerConfig(draws=ref.draws, chains=ref.chains)
-    result = fit_series(window, 2, seed, Priors(), config, ref.warmup)
-    return float(result.filtered[-1, -1]), float(result.rhat.max())
+    got = reference(window, seed, ref.chains, ref.draws, ref.warmup)
+    return got.p_turbulent, got.rhat, got.mcse
 
 
 def _range(dates: list[str], start: date, end: date) -> tuple[int, int]:
@@ -88,7 +91,7 @@ def _range(dates: list[str], start: date, end: date) -> tuple[int, int]:
 
 def known_references(
     path: Path, series: Series, seed: int, ref: Reference
-) -> dict[str, tuple[float, float]]:
+) -> dict[str, tuple[float, float, float]]:
     """The references of an earlier run's JSON, by bar time, when that run used the same
     series, window, seed and reference settings (a reference does not depend on the warm
     path, so a change to the warm updates can be measured without recomputing them)."""
@@ -107,15 +110,16 @@ def known_references(
             f"{[found[k] for k in differ]} here {[same[k] for k in differ]}); "
             "run without --references to compute them"
         )
-    return {b["time"]: (b["reference"], b["reference_rhat"]) for b in old["bars"]}
+    return {b["time"]: (b["reference"], b["reference_rhat"], b["reference_mcse"])
+            for b in old["bars"]}
 
 
 def merged_references(
     paths: list[Path], series: Series, seed: int, ref: Reference
-) -> dict[str, tuple[float, float]]:
+) -> dict[str, tuple[float, float, float]]:
     """The references of several earlier runs (each checked as by known_references), by
     bar time: long references made one date range per run, reused over their union."""
-    merged: dict[str, tuple[float, float]] = {}
+    merged: dict[str, tuple[float, float, float]] = {}
     for path in paths:
         merged.update(known_references(path, series, seed, ref))
     return merged
@@ -123,19 +127,21 @@ def merged_references(
 
 def measure(
     series: Series, seed: int, jobs: int, ref: Reference,
-    known: dict[str, tuple[float, float]] | None = None,
+    known: dict[str, tuple[float, float, float]] | None = None,
+    warm_seed: int | None = None,
 ) -> dict[str, Any]:
     t0 = time.perf_counter()
     dates, prices = read_prices(series.path, series.column)
     closes = np.asarray(prices)
     first, last = _range(dates, series.start, series.end)
     spec = warm_spec(series)
-    steps = replay(dates, closes, first - 1, last, spec, seed)
+    warm_seed = seed if warm_seed is None else warm_seed
+    steps = replay(dates, closes, first - 1, last, spec, warm_seed)
     returns = np.diff(np.log(closes))  # returns[i - 1] ends at bar i
     known = known or {}
     todo = [i for i in range(first, last + 1) if dates[i] not in known]
     work = [(returns[i - series.window : i], seed, ref) for i in todo]
-    computed: list[tuple[float, float]] = []
+    computed: list[tuple[float, float, float]] = []
     if work:
         with multiprocessing.get_context("spawn").Pool(max(1, jobs)) as pool:
             computed = pool.map(_reference_job, work, chunksize=1)
@@ -144,8 +150,8 @@ def measure(
     rows: list[dict[str, Any]] = [
         {"time": s.time, "warm": round(s.p_turbulent, 4), "reference": round(r, 4),
          "converged": s.converged, "reference_rhat": round(rhat, 4),
-         "rhat_decision": round(s.rhat_decision, 4)}
-        for s, (r, rhat) in zip(steps, references, strict=True)
+         "reference_mcse": round(mcse, 4), "rhat_decision": round(s.rhat_decision, 4)}
+        for s, (r, rhat, mcse) in zip(steps, references, strict=True)
     ]  # fmt: skip
     errors = np.abs([row["warm"] - row["reference"] for row in rows])
     return {
@@ -155,8 +161,9 @@ def measure(
                       "max": round(float(errors.max()), 4)},
         "unconverged_fraction": round(float(np.mean([not r["converged"] for r in rows])), 4),
         "references_above_rhat_1_01": sum(r["reference_rhat"] > 1.01 for r in rows),
+        "reference_mcse_max": max(r["reference_mcse"] for r in rows),
         "csv": str(series.path), "column": series.column, "from": str(series.start),
-        "to": str(series.end), "window": series.window, "seed": seed,
+        "to": str(series.end), "window": series.window, "seed": seed, "warm_seed": warm_seed,
         "reference": ref._asdict(), "references_reused": len(references) - len(todo),
         "daemon_spec": {"chains": spec.chains,
         "warmup_warm": spec.warmup_warm, "draws": spec.draws, "extend_max": spec.extend_max,

@@ -109,6 +109,9 @@ def _regime_change_parser(kinds: Kinds) -> None:
                     help="change one field of the warm updates' ModelSpec (chains, draws, "
                     "steps_max, warmup_warm, ...), repeatable: measure a sampler change")
     rc.add_argument("--seed", type=int, default=7)
+    rc.add_argument("--warm-seed", type=int, metavar="N",
+                    help="the warm updates' own seed (default --seed): the same references "
+                    "against another draw of the warm path's random streams")
     rc.add_argument("--jobs", type=int, default=2, help="reference runs at a time")
     rc.add_argument("--reference-chains", type=int, default=8)
     rc.add_argument("--reference-draws", type=int, default=4000)
@@ -154,7 +157,8 @@ def regime_change_handler(args: argparse.Namespace) -> int:
         regime_change.warm_spec(series)  # a bad --model-set fails before any work
         known = regime_change.merged_references(args.references, series, args.seed,
                                                 reference)
-        figures = regime_change.measure(series, args.seed, args.jobs, reference, known)
+        figures = regime_change.measure(series, args.seed, args.jobs, reference, known,
+                                        args.warm_seed)  # fmt: skip
     except (OSError, ValueError) as error:
         print(f"regime-trader bench regime-change: {error}", file=sys.stderr)
         return 65
