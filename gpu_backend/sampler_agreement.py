@@ -80,12 +80,15 @@ def _warm_start(
     cpu: Backend, spec: ModelSpec, instruments: int, series: FloatArray | None = None
 ) -> tuple[FloatArray, Carries]:
     """The next window of returns and carries from a cold numpy update of the one before
-    (`series`: [instruments, window + 1] returns; default: gpu_backend.identity's)."""
+    (`series`: [instruments, window + 1] returns; default: gpu_backend.identity's). The
+    update's own batch only: extension blocks would start the compared chains elsewhere
+    (their carries are an extension's chains), and what is compared is one batch."""
     returns = series
     if returns is None:
         returns = 0.01 * regime_returns(instruments, spec.window + 1, np.random.default_rng(7))
     keys = np.arange(instruments, dtype=np.uint32)
-    _, carries, _ = refresh(returns[:, :-1], [None] * instruments, keys, 1, 999, spec, cpu)
+    one_batch = replace(spec, extend_max=0)
+    _, carries, _ = refresh(returns[:, :-1], [None] * instruments, keys, 1, 999, one_batch, cpu)
     return returns[:, 1:], list(carries)
 
 

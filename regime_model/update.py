@@ -16,6 +16,7 @@ import numpy as np
 
 from regime_model import rng
 from regime_model.backend import Backend, ReturnsWindow, UpdateBatch
+from regime_model.blocks import join_chains, take_instruments
 from regime_model.carry import (
     InstrumentCarry,
     carry_from_arrays,
@@ -24,11 +25,13 @@ from regime_model.carry import (
 )
 from regime_model.estimate import RegimeEstimate, estimate_of, merge_rows
 from regime_model.params import n_params
-from regime_model.sampler import LaneStart, SamplerConfig
+from regime_model.sampler import LaneStart, SamplerConfig, SampleResult
 from regime_model.scaling import robust_scale
 from regime_model.spec import ModelSpec
 from regime_model.types import (
+    BoolArray,
     FloatArray,
+    IntArray,
     Priors,
     UIntArray,
 )
@@ -163,9 +166,29 @@ def build_batch(
     y = np.repeat(returns / scale[:, None], spec.chains, axis=0)
     stream, schedule = _streams(seed, seq, keys, spec.chains, extension)
     start, config = _lane_start(carries, stream, spec), _sampler_config(spec)
-    window = ReturnsWindow(returns, scale, spec.chains)
+    # An extension block's instruments are a subset of the account's: its returns go up
+    # whole, so the device's ring keeps the account's window for the next bar.
+    window = None if extension else ReturnsWindow(returns, scale, spec.chains)
     batch = UpdateBatch(y, spec.n_states, spec.priors, start, stream, schedule, config, window)
     return batch, scale
+
+
+def needs_more(estimate: RegimeEstimate, spec: ModelSpec) -> BoolArray:
+    """[N] the instruments an update runs on: those that fail the gate, and those whose
+    window has two readings, where agreeing chains may all sit in one (readings.py)."""
+    out: BoolArray = ~estimate.converged | (estimate.shift_acceptance > spec.two_readings)
+    return out
+
+
+def extension_start(
+    result_draws: FloatArray, carry: InstrumentCarry, chains: int
+) -> InstrumentCarry:
+    """`chains` chains at draws [C, S, D] spread evenly over every chain's draws (chain-
+    major), with the instrument's step size (the chains' mean) and metric."""
+    pooled = result_draws.reshape(-1, result_draws.shape[-1])
+    picked = np.linspace(0, len(pooled) - 1, chains).round().astype(np.int64)
+    step = np.full(chains, float(np.mean(carry.step_size)))
+    return InstrumentCarry(pooled[picked].copy(), step, carry.inv_mass.copy())
 
 
 def refresh(
@@ -179,10 +202,12 @@ def refresh(
 ) -> tuple[RegimeEstimate, list[InstrumentCarry], RefreshInfo]:
     """Refresh every instrument's posterior in one batch; carries[i] None = cold start.
 
-    Effort follows need: an instrument whose estimate fails the convergence gate runs on,
-    up to `spec.extend_max` more blocks of `spec.draws` from where its chains stopped (no
-    re-adaptation; the block before counts as warm-up), in a batch of just those
-    instruments; the rest stop after the first block.
+    Effort follows need: an instrument that `needs_more` runs on, up to `spec.extend_max`
+    blocks, in a batch of just those instruments: `spec.extension_chains` chains started at
+    its draws (extension_start), `spec.extension_warmup` iterations of step-size
+    re-adaptation, then `spec.draws` draws. Its estimate is the blocks' chains together
+    (blocks.join_chains: a second block adds to the first), its carry the first
+    `spec.chains` chains of its last block; the rest stop after the first block.
     """
     returns = np.asarray(returns, dtype=np.float64)
     batch, scale = build_batch(returns, carries, instrument_keys, seq, seed, spec)
@@ -192,19 +217,33 @@ def refresh(
     timings = {**result.timings_ms, "summary": 1e3 * (time.perf_counter() - t0)}
     t0 = time.perf_counter()
     evals, extended = result.gradient_evals, 0
-    more = replace(spec, warmup_warm=0)
+    more = replace(spec, chains=spec.extension_chains, warmup_warm=spec.extension_warmup)
     keys = np.asarray(instrument_keys)
+    # Each instrument's latest draws [chains, S, D]: where its next block starts.
+    source = list(result.draws.reshape(len(returns), spec.chains, spec.draws, -1))
+    C = spec.chains
+    blocks: tuple[IntArray, SampleResult, int] | None = None  # rows, their runs so far, chains
     for block in range(1, spec.extend_max + 1):
-        rows = np.flatnonzero(~estimate.converged)
+        rows = np.flatnonzero(needs_more(estimate, spec) if block == 1 else ~estimate.converged)
         if not len(rows):
             break
-        part = [new[i] for i in rows]
+        part = [extension_start(source[i], new[i], more.chains) for i in rows]
         ext, ext_scale = build_batch(returns[rows], part, keys[rows], seq, seed, more, block)
         ext_result = backend.run_update(ext)
-        ext_estimate, ext_new = estimate_of(ext_result, ext.y, ext_scale, more, backend)
+        ext_draws = ext_result.draws.reshape(len(rows), more.chains, more.draws, -1)
+        run, chains = ext_result, more.chains
+        if blocks is not None:  # these rows ran a block before: add this one's chains to it
+            before, runs, chains_before = blocks
+            earlier = take_instruments(runs, np.searchsorted(before, rows), len(before))
+            run, chains = join_chains(ext_result, earlier, len(rows)), chains + chains_before
+        blocks = (rows, run, chains)
+        y = np.repeat(ext.y[:: more.chains], chains, axis=0)
+        joined = replace(more, chains=chains, extension_chains=chains)
+        ext_estimate, ext_new = estimate_of(run, y, ext_scale, joined, backend)
         estimate = merge_rows(estimate, ext_estimate, rows)
-        for i, carry in zip(rows, ext_new, strict=True):
-            new[i] = carry
+        for j, (i, carry) in enumerate(zip(rows, ext_new, strict=True)):
+            new[i] = InstrumentCarry(carry.position[:C], carry.step_size[:C], carry.inv_mass)
+            source[i] = ext_draws[j]
         evals, extended = evals + ext_result.gradient_evals, extended + len(rows)
     if extended:
         timings["extension"] = 1e3 * (time.perf_counter() - t0)

@@ -166,9 +166,13 @@ class ModelSettings(Frozen):
     seed: int = Field(default=20261130, ge=0, lt=2**63)
     backend: Literal["numpy", "wgpu", "auto"] = "numpy"
     extend_max: int = Field(
-        default=1, ge=0, le=8,
-        description="blocks of draws an instrument that fails the convergence gate may run on",
+        default=2, ge=0, le=8,
+        description="blocks an instrument that fails the convergence gate, or whose window "
+        "has two readings, may run on within its update",
     )
+    extension_chains: int = Field(default=32, ge=2, le=256, description="chains of a block")
+    mcse_max: float = Field(default=0.02, gt=0.0, le=1.0,
+                            description="the gate: the Monte Carlo error of P(turbulent)")
     # The sampler's effort per update. The defaults are what the convergence gate and the
     # regime-change figures (docs/benchmarks.md) were measured with; less effort gives
     # noisier estimates that fail the gate more often (and are then not traded on).

@@ -22,7 +22,10 @@ from regime_model.spec import ModelSpec
 from regime_model.types import Priors
 from regime_model.update import refresh
 
-UPDATE_SPEC = ModelSpec(window=128, warmup_cold=60, draws=20, extend_max=0)
+# One extension block of 8 chains, so that the digest covers the gate, the two-readings
+# signal (one batched density call) and the block that starts at the draws.
+UPDATE_SPEC = ModelSpec(window=128, warmup_cold=60, draws=20, extend_max=1,
+                        extension_chains=8, extension_warmup=10)  # fmt: skip
 
 
 def exact_returns(shape: tuple[int, ...], seed: int) -> np.ndarray:
@@ -42,8 +45,10 @@ def _sha(*arrays: Any) -> str:
 
 def update_digest() -> str:
     returns = exact_returns((8, UPDATE_SPEC.window), 11)
-    estimate, carries, _ = refresh(returns, [None] * 8, np.arange(8), 1, 7, UPDATE_SPEC,
-                                   NumpyBackend())  # fmt: skip
+    estimate, carries, info = refresh(returns, [None] * 8, np.arange(8), 1, 7, UPDATE_SPEC,
+                                      NumpyBackend())  # fmt: skip
+    if not info.extended:
+        raise AssertionError("the fixed update must take its extension block to cover it")
     return _sha(*estimate, *(c.position for c in carries), *(c.step_size for c in carries))
 
 

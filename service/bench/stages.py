@@ -34,11 +34,12 @@ from service.worker.trader import BarCursor, Trader
 STAGES = ("reconcile", "fetch", "model", "strategy", "checkpoint", "orders")
 ACCOUNT = "alpha"
 # Few iterations keep the model stage cheap (4 draws is the least ModelSpec allows); with
-# so few draws no R-hat passes, so the bounds are lifted: every estimate counts as
-# converged and the strategy trades, as a daemon's does once its chains have mixed.
+# so few draws no estimate meets the gate, so the bounds are lifted (and no update runs
+# on): every estimate counts as converged and the strategy trades, as a daemon's does
+# once its chains have mixed.
 CHEAP_SPEC: dict[str, Any] = {
     "warmup_cold": 2, "warmup_warm": 0, "draws": 4, "steps_min": 1, "steps_max": 1,
-    "rhat_max": 1e9, "max_divergences": 10**6,
+    "mcse_max": 1e9, "vol_mcse_max": 1e9, "divergence_rate_max": 1.0, "two_readings": 2.0,
 }
 
 

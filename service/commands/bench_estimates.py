@@ -103,8 +103,8 @@ def _regime_change_parser(kinds: Kinds) -> None:
     rc.add_argument("--from", dest="start", type=date.fromisoformat, metavar="DATE")
     rc.add_argument("--to", dest="end", type=date.fromisoformat, metavar="DATE")
     rc.add_argument("--window", type=int, default=256)
-    rc.add_argument("--extend-max", type=int, default=1, choices=range(9), metavar="0-8",
-                    help="the warm updates' [model] extend_max (default 1, the daemon's)")
+    rc.add_argument("--extend-max", type=int, default=2, choices=range(9), metavar="0-8",
+                    help="the warm updates' [model] extend_max (default 2, the daemon's)")
     rc.add_argument("--model-set", action="append", default=[], metavar="FIELD=VALUE",
                     help="change one field of the warm updates' ModelSpec (chains, draws, "
                     "steps_max, warmup_warm, ...), repeatable: measure a sampler change")

@@ -108,6 +108,8 @@ def _unconverged_row(
 ) -> dict[str, object]:
     return {
         "symbol": signal.symbol,
+        "p_turbulent_mcse": round(float(estimate.p_turbulent_mcse[i]), 4),
+        "vol_mcse": round(float(estimate.vol_mcse[i]), 4),
         "rhat_decision": round(float(estimate.rhat_decision[i]), 4),
         "ess_bulk": round(float(estimate.ess_bulk[i]), 1),
         "divergences": int(estimate.divergences[i]),

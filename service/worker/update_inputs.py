@@ -33,6 +33,8 @@ def model_spec(settings: ModelSettings) -> ModelSpec:
         window=settings.window,
         chains=settings.chains,
         extend_max=settings.extend_max,
+        extension_chains=max(settings.extension_chains, settings.chains),
+        mcse_max=settings.mcse_max,
         draws=settings.draws,
         warmup_cold=settings.warmup_cold,
         warmup_warm=settings.warmup_warm,

@@ -1,5 +1,6 @@
 """Effort follows need: an update runs on for the instruments that fail the convergence
-gate, up to ModelSpec.extend_max more blocks; the others stop after the first block."""
+gate or whose window has two readings (`needs_more`), up to ModelSpec.extend_max more
+blocks of ModelSpec.extension_chains chains each; the others stop after the first block."""
 
 from __future__ import annotations
 
@@ -9,22 +10,38 @@ import numpy as np
 
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
-from regime_model.update import ModelSpec, refresh
+from regime_model.backend import UpdateBatch
+from regime_model.sampler import SampleResult
+from regime_model.update import ModelSpec, needs_more, refresh
 
 # Short cold runs, so that some instruments fail the gate after the first block.
 SPEC = ModelSpec(window=64, warmup_cold=40, draws=12, extend_max=0)
 N = 6
 
 
-def _run(spec: ModelSpec):  # type: ignore[no-untyped-def]
+class RecordingBackend(NumpyBackend):
+    """The numpy backend, keeping every batch it ran."""
+
+    def __init__(self) -> None:
+        self.batches: list[UpdateBatch] = []
+        self.results: list[SampleResult] = []
+
+    def run_update(self, batch: UpdateBatch) -> SampleResult:
+        self.batches.append(batch)
+        self.results.append(super().run_update(batch))
+        return self.results[-1]
+
+
+def _run(spec: ModelSpec, backend: NumpyBackend | None = None):  # type: ignore[no-untyped-def]
     returns = 0.01 * regime_returns(N, spec.window, np.random.default_rng(21))
-    return refresh(returns, [None] * N, np.arange(N), 1, 17, spec, NumpyBackend())
+    backend = backend or NumpyBackend()
+    return refresh(returns, [None] * N, np.arange(N), 1, 17, spec, backend)
 
 
 def test_only_the_unconverged_run_on_and_the_rest_are_untouched() -> None:
     first, first_carries, first_info = _run(SPEC)
-    failed = np.flatnonzero(~first.converged)
-    assert 0 < len(failed) < N, "the setting must leave some instruments unconverged"
+    failed = np.flatnonzero(needs_more(first, SPEC))
+    assert 0 < len(failed) < N, "the setting must leave some instruments needing more"
     assert first_info.extended == 0
     more, more_carries, more_info = _run(replace(SPEC, extend_max=1))
     assert more_info.extended == len(failed)
@@ -34,8 +51,39 @@ def test_only_the_unconverged_run_on_and_the_rest_are_untouched() -> None:
         np.testing.assert_array_equal(a[kept], b[kept], err_msg=name)
     for i in kept:
         np.testing.assert_array_equal(first_carries[i].position, more_carries[i].position)
-    for i in failed:  # run on from where its chains stopped: new draws, a new carry
+    for i in failed:  # run on from its draws: new draws, a new carry of as many chains
         assert not np.array_equal(first_carries[i].position, more_carries[i].position)
+        assert more_carries[i].position.shape == first_carries[i].position.shape
+
+
+def test_a_block_runs_extension_chains_from_the_draws_with_its_returns_uploaded_whole() -> None:
+    """The block's lanes are extension_chains per instrument that needs more, warm-started
+    (its warm-up is extension_warmup); it carries no returns window, so a device's ring
+    keeps the account's window for the next bar instead of the block's subset."""
+    spec = replace(SPEC, extend_max=1, extension_chains=8, extension_warmup=5)
+    backend = RecordingBackend()
+    _, _, info = _run(spec, backend)
+    main, block = backend.batches
+    assert main.window is not None and block.window is None
+    assert len(block.y) == 8 * info.extended and len(main.y) == spec.chains * N
+    assert (block.start.warmup == 5).all() and not block.start.adapt_mass.any()
+    # Every start is one of a single instrument's draws of the first block, spread over them.
+    draws = backend.results[0].draws.reshape(N, spec.chains * spec.draws, -1)
+    for lanes in block.start.position.reshape(info.extended, 8, -1):
+        owners = {int(i) for d in lanes for i in np.flatnonzero((draws == d).all(-1).any(1))}
+        assert len(owners) == 1
+        assert len({tuple(d) for d in lanes}) > 4, "the starts spread over many draws"
+
+
+def test_two_readings_alone_send_an_instrument_on() -> None:
+    """An estimate that meets the gate but whose move is accepted above `two_readings`
+    needs more; one below it does not."""
+    est, _, _ = _run(SPEC)
+    converged = est._replace(converged=np.ones(N, dtype=bool))
+    low = converged._replace(shift_acceptance=np.full(N, SPEC.two_readings / 2))
+    assert not needs_more(low, SPEC).any()
+    high = low._replace(shift_acceptance=np.where(np.arange(N) == 2, 0.05, 0.0))
+    assert needs_more(high, SPEC).tolist() == [i == 2 for i in range(N)]
 
 
 def test_running_on_is_deterministic_and_capped() -> None:

@@ -265,8 +265,8 @@ def json_strings(text: str) -> str:
     return text.replace("\\x", "\\u00")
 
 
-def test_the_cap_on_extra_model_blocks_defaults_to_one_and_is_bounded(tmp_path: Path) -> None:
-    assert load_config(write_config(tmp_path)).settings.model.extend_max == 1
+def test_the_cap_on_extra_model_blocks_defaults_to_two_and_is_bounded(tmp_path: Path) -> None:
+    assert load_config(write_config(tmp_path)).settings.model.extend_max == 2
     path = write_config(tmp_path, SETTINGS + "\n[model]\nextend_max = 9\n")
     assert any("extend_max" in p for p in problems(path))
 
@@ -274,13 +274,16 @@ def test_the_cap_on_extra_model_blocks_defaults_to_one_and_is_bounded(tmp_path: 
 def test_the_sampler_effort_defaults_to_the_model_spec_s_and_reaches_the_update(
     tmp_path: Path,
 ) -> None:
-    """draws, warmup_cold, warmup_warm and shift_moves left out are ModelSpec's defaults (what the
+    """draws, warmup_cold, warmup_warm, shift_moves, extension_chains and mcse_max left out
+    are ModelSpec's defaults (what the
     convergence gate was measured with); set, they are the spec every update runs."""
     assert model_spec(load_config(write_config(tmp_path)).settings.model) == ModelSpec()
     path = write_config(tmp_path, SETTINGS + "\n[model]\ndraws = 80\nwarmup_cold = 50\n"
-                        "warmup_warm = 0\nshift_moves = false\n")
+                        "warmup_warm = 0\nshift_moves = false\nextension_chains = 64\n"
+                        "mcse_max = 0.03\n")
     spec = model_spec(load_config(path).settings.model)
     assert (spec.draws, spec.warmup_cold, spec.warmup_warm) == (80, 50, 0)
     assert spec.shift_moves is False
+    assert (spec.extension_chains, spec.mcse_max) == (64, 0.03)
     too_few = write_config(tmp_path, SETTINGS + "\n[model]\ndraws = 3\n")
     assert any("draws" in p for p in problems(too_few)), "R-hat needs 4 draws a chain"

@@ -23,6 +23,8 @@ def _estimate(converged: list[bool]) -> RegimeEstimate:
         ess_bulk=np.full(n, 35.0), divergences=np.zeros(n, np.int64), step_size=np.ones(n),
         ess_tail=np.ones(n), ebfmi=np.ones(n), trajectory_length=np.ones(n),
         acceptance=np.full(n, 0.8), p_turbulent_sd=np.full(n, 0.05),
+        p_turbulent_mcse=np.array([0.01 if c else 0.061 for c in converged]),
+        vol_mcse=np.full(n, 0.01), shift_acceptance=np.zeros(n),
     )  # fmt: skip
 
 
@@ -37,7 +39,8 @@ def test_the_unconverged_instrument_is_logged_and_its_target_halved() -> None:
     assert event["log_level"] == "warning"
     assert event["rule"] == "previous target x 0.5"
     assert event["instruments"] == [{
-        "symbol": "QQQ", "rhat_decision": 1.42, "ess_bulk": 35.0, "divergences": 0,
+        "symbol": "QQQ", "p_turbulent_mcse": 0.061, "vol_mcse": 0.01, "rhat_decision": 1.42,
+        "ess_bulk": 35.0, "divergences": 0,
         "p_turbulent": 0.1, "previous_qty": 40.0, "target_qty": 20.0,
     }]  # fmt: skip
     assert [r.target_qty for r in rows if r.symbol == "QQQ"] == [20.0]

@@ -1,0 +1,54 @@
+"""An update's extension blocks, joined: the chains of successive blocks of the same
+instruments as one run, so that a block that runs on adds its draws to the block before
+instead of replacing them (the Monte Carlo error falls as the draws add up).
+
+Lanes are instrument-major (lane = instrument x chains + chain); every per-lane field of a
+SampleResult is regrouped per instrument and the chains laid side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from regime_model.sampler import SampleResult
+from regime_model.types import IntArray, PredictiveBatch
+
+# Per-lane fields ([L, ...]); the predictive is per draw ([L * S, ...], draw-minor).
+_LANE_FIELDS = ("draws", "divergences", "acceptance", "step_size", "inv_mass", "energy",
+                "trajectory_length", "mean_steps")  # fmt: skip
+
+
+def _by_instrument(x: Any, n: int) -> Any:
+    """[L, ...] as [n, L / n, ...]."""
+    return np.asarray(x).reshape(n, -1, *np.shape(x)[1:])
+
+
+def _lanes(x: Any) -> Any:
+    """[n, C, ...] back to [n * C, ...]."""
+    return x.reshape(-1, *x.shape[2:])
+
+
+def take_instruments(result: SampleResult, rows: IntArray, n: int) -> SampleResult:
+    """The lanes of instruments `rows` of a run over `n` instruments."""
+    picked = {f: _lanes(_by_instrument(getattr(result, f), n)[rows]) for f in _LANE_FIELDS}
+    pred = result.predictive
+    if pred is not None:
+        pred = PredictiveBatch(*(_lanes(_by_instrument(p, n)[rows]) for p in pred))
+    return result._replace(**picked, predictive=pred)
+
+
+def join_chains(a: SampleResult, b: SampleResult, n: int) -> SampleResult:
+    """Runs of the same n instruments (and draws per chain) as one run with the chains of
+    both, a's first; the evaluation count is the sum."""
+    def side_by_side(x: Any, y: Any) -> Any:
+        return _lanes(np.concatenate([_by_instrument(x, n), _by_instrument(y, n)], axis=1))
+
+    joined = {f: side_by_side(getattr(a, f), getattr(b, f)) for f in _LANE_FIELDS}
+    pred = None
+    if a.predictive is not None and b.predictive is not None:
+        pred = PredictiveBatch(*(side_by_side(p, q)
+                                 for p, q in zip(a.predictive, b.predictive, strict=True)))
+    evals = a.gradient_evals + b.gradient_evals
+    return a._replace(**joined, predictive=pred, gradient_evals=evals)
