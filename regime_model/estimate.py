@@ -112,7 +112,9 @@ def estimate_of(
     # the other reading (docs/benchmarks.md, "The gate on the Monte Carlo error").
     rhat_decision = both.rhat[:, D:].max(axis=1)
     spread = summary.decision_draws.reshape(N, -1, 2).std(axis=1)
-    mcse = spread / np.sqrt(np.maximum(both.ess_bulk[:, D:], 1.0))
+    # Draws that all agree have no Monte Carlo error (their ESS is 0 / 0); an ESS that is
+    # not a number otherwise counts as one draw's worth (fmax ignores the NaN).
+    mcse = np.where(spread > 0, spread / np.sqrt(np.fmax(both.ess_bulk[:, D:], 1.0)), 0.0)
     divergences = result.divergences.reshape(N, C).sum(axis=1)
     estimate = RegimeEstimate(
         *summary[:3],

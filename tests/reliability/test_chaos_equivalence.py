@@ -22,13 +22,14 @@ def test_the_kill_points_are_reproducible_from_the_seed() -> None:
 def test_10_kills_over_2_accounts_end_in_the_state_of_an_uninterrupted_run(
     tmp_path: Path,
 ) -> None:
-    """10 kills, 5 per account: with seed 4 and the light effort, draw_fault's first five
+    """10 kills, 5 per account: with seed 5 and the light effort, draw_fault's first five
     points of alpha and beta together hit the four where an order could be lost or doubled
     (in_commit, after_checkpoint, before_post, after_post: a point counts only where its
     update trades, so the plan holds for these estimates), within CI's 10 minutes (each
     incarnation is a fresh process: 18 kills took 39-63 s); the 500-kill run below is the
-    slow suite's, at the default effort, every point many times."""
-    result = run_chaos(kills=10, seed=4, workdir=tmp_path,
+    slow suite's, at the default effort, every point many times. (Seeds 2, 3 and 5 of 1-8
+    hit the four under the Monte Carlo gate; seed 4, chosen before it, no longer does.)"""
+    result = run_chaos(kills=10, seed=5, workdir=tmp_path,
                        settings=chaos_settings(LIGHT_EFFORT))
 
     assert result["kills"] >= 9

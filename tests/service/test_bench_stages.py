@@ -22,7 +22,9 @@ def test_bench_stages_times_every_stage_of_a_real_trader_that_trades() -> None:
 
 def test_a_checkpoint_row_does_not_grow_with_the_window() -> None:
     """The windows are stored once as returns, not in every checkpoint (where 4 windows of
-    128 more returns would add 4 KB to each row)."""
+    128 more returns would add 4 KB to each row). The tolerance, an eighth of that, covers
+    the row's JSON book, whose numbers print to different lengths as the estimates and
+    decisions differ between runs (0-104 bytes between these two windows so far)."""
     short = stages.measure(instruments=4, window=32, updates=2)["storage"]
     long = stages.measure(instruments=4, window=160, updates=2)["storage"]
-    assert abs(long["checkpoint_row_bytes"] - short["checkpoint_row_bytes"]) < 64
+    assert abs(long["checkpoint_row_bytes"] - short["checkpoint_row_bytes"]) < 512

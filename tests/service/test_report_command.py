@@ -24,7 +24,7 @@ from service.web.assets import PAGE_NOTICES, PAGE_SCRIPTS, PAGE_STYLES, asset_te
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = 40  # with a window of 32: a handful of updates, a few seconds
-SETTINGS = csv_settings(window=32, model='chains = 4\nbackend = "numpy"\nextend_max = 0\n')
+SETTINGS = csv_settings(window=32, model='chains = 4\nbackend = "numpy"\n')
 FIGURES = {"total_return", "cagr", "sharpe", "sortino", "max_drawdown", "max_drawdown_peak",
            "max_drawdown_trough", "max_drawdown_recovery", "turnover", "costs", "trades",
            "hit_rate"}  # fmt: skip
