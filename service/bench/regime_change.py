@@ -150,7 +150,8 @@ def measure(
     rows: list[dict[str, Any]] = [
         {"time": s.time, "warm": round(s.p_turbulent, 4), "reference": round(r, 4),
          "converged": s.converged, "reference_rhat": round(rhat, 4),
-         "reference_mcse": round(mcse, 4), "rhat_decision": round(s.rhat_decision, 4)}
+         "reference_mcse": round(mcse, 4), "rhat_decision": round(s.rhat_decision, 4),
+         "mcse": round(s.mcse, 4), "vol_mcse": round(s.vol_mcse, 4)}
         for s, (r, rhat, mcse) in zip(steps, references, strict=True)
     ]  # fmt: skip
     errors = np.abs([row["warm"] - row["reference"] for row in rows])

@@ -27,6 +27,8 @@ class Step(NamedTuple):
     converged: bool
     acceptance: float
     rhat_decision: float
+    mcse: float  # the gate's two Monte Carlo errors: P(turbulent), the log predictive sd
+    vol_mcse: float
 
 
 def bars(dates: list[str], closes: np.ndarray, start: int, stop: int) -> list[Bar]:
@@ -61,5 +63,6 @@ def replay(
         steps.append(Step(
             dates[i], float(estimate.regime_probs[0, -1]), bool(estimate.converged[0]),
             float(estimate.acceptance[0]), float(estimate.rhat_decision[0]),
+            float(estimate.p_turbulent_mcse[0]), float(estimate.vol_mcse[0]),
         ))  # fmt: skip
     return steps
