@@ -8,13 +8,7 @@ set -u
 OUT=${OUT:?set OUT to the folder for the results}
 LOGS=/tmp/h200-gate-logs
 mkdir -p "$LOGS"
-step() {  # NAME LIMIT_S COMMAND...: its output under $LOGS, its status in summary.txt
-    name=$1 limit=$2
-    shift 2
-    start=$(date +%s)
-    timeout -s INT -k 20 "$limit" "$@" >"$LOGS/$name.log" 2>&1
-    echo "$name: rc $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/summary.txt"
-}
+. "$(dirname "$0")/steps.sh"  # step NAME LIMIT_S COMMAND...
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/np .whl-np/*.whl
 PYTHONPATH=/tmp/np:$PYTHONPATH step digest 60 python3 -m service.cli bench digest --json
 cp "$LOGS/digest.log" "$OUT/digest-h200-gate-2026-12-02.json"

@@ -103,8 +103,8 @@ def _regime_change_parser(kinds: Kinds) -> None:
     rc.add_argument("--from", dest="start", type=date.fromisoformat, metavar="DATE")
     rc.add_argument("--to", dest="end", type=date.fromisoformat, metavar="DATE")
     rc.add_argument("--window", type=int, default=256)
-    rc.add_argument("--extend-max", type=int, default=2, choices=range(9), metavar="0-8",
-                    help="the warm updates' [model] extend_max (default 2, the daemon's)")
+    rc.add_argument("--extend-max", type=int, choices=range(9), metavar="0-8",
+                    help="the warm updates' [model] extend_max (default: the daemon's)")
     rc.add_argument("--model-set", action="append", default=[], metavar="FIELD=VALUE",
                     help="change one field of the warm updates' ModelSpec (chains, draws, "
                     "steps_max, warmup_warm, ...), repeatable: measure a sampler change")
@@ -147,9 +147,10 @@ def regime_change_handler(args: argparse.Namespace) -> int:
     if any(len(pair) != 2 for pair in overrides):
         print("regime-trader bench regime-change: --model-set takes FIELD=VALUE", file=sys.stderr)
         return 2
-    series = regime_change.Series(
-        args.csv, args.column, args.start, args.end, args.window, args.extend_max, overrides
-    )
+    series = regime_change.Series(args.csv, args.column, args.start, args.end, args.window,
+                                  overrides=overrides)  # fmt: skip
+    if args.extend_max is not None:  # else Series keeps ModelSpec's, the daemon's
+        series = series._replace(extend_max=args.extend_max)
     reference = regime_change.Reference(
         args.reference_chains, args.reference_draws, args.reference_warmup
     )
