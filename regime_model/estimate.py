@@ -109,7 +109,7 @@ def estimate_of(
     # disagree (between-chain variance) as well as chains that move slowly. R-hat stays a
     # diagnostic: on P(turbulent) pinned near 0 or 1 it flags chains that agree to the
     # third decimal, and with 4 chains x 40 draws it cannot tell 20 % from 0 % of them in
-    # the other reading (docs/benchmarks.md, "The gate on the Monte Carlo error").
+    # the other reading (docs/benchmarks.md, "... a gate on the Monte Carlo error ...").
     rhat_decision = both.rhat[:, D:].max(axis=1)
     spread = summary.decision_draws.reshape(N, -1, 2).std(axis=1)
     # Draws that all agree have no Monte Carlo error (their ESS is 0 / 0); an ESS that is
