@@ -8,9 +8,11 @@ every window, so it is written whole (4 bytes an instrument), and the kernel div
 
 Nothing is trusted: the ring advances only when the new window's first T - 1 bars equal
 the last T - 1 of the window it holds (compared by value on the host), and only while the
-device buffer is the one it wrote (the pool's generation); anything else (another
-account's batch, an instrument added, a longer window, a buffer the pool replaced) is a
-full upload. Either way the device holds the same floats: tests/gpu_backend prove it.
+device buffer is the one it wrote (the pool's generation); the same window again (an
+update's extension blocks, which read their instruments from the account's ring) writes
+nothing; anything else (another account's batch, an instrument added, a longer window, a
+buffer the pool replaced) is a full upload. Either way the device holds the same floats:
+tests/gpu_backend prove it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class ReturnsRing:
         returns = np.asarray(window.returns, dtype=np.float64)
         N, T = (int(n) for n in returns.shape)
         held = self._held
+        if held is not None and self._holds(held, returns, generation):
+            return held.head
         if held is not None and self._follows(held, returns, generation):
             queue.write_buffer(ring, 4 * N * held.head, returns[:, -1].astype(np.float32))
             head = (held.head + 1) % T
@@ -52,6 +56,15 @@ class ReturnsRing:
         queue.write_buffer(scale, 0, np.asarray(window.scale, dtype=np.float32))
         self._held = Held(generation, returns.copy(), head)
         return head
+
+    @staticmethod
+    def _holds(held: Held, returns: FloatArray, generation: int) -> bool:
+        """Whether the device holds `returns` already (the scale is theirs: written with them)."""
+        return (
+            held.generation == generation
+            and held.returns.shape == returns.shape
+            and bool(np.array_equal(held.returns, returns))
+        )
 
     @staticmethod
     def _follows(held: Held, returns: FloatArray, generation: int) -> bool:

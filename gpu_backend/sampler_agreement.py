@@ -27,6 +27,9 @@ Z_MAX = 3.0
 # more chaotic): lavapipe's worst draw over 12 chains x 30 draws went from <1e-5 to 3e-4.
 # The accept decisions, which carry the sampler's correctness, must still all agree.
 DRAW_TOL = 1e-3
+# The move's acceptance probability min(1, exp(gain)) is a difference of two log densities
+# of ~256 terms in float32 (hi/lo sums): a few 1e-4 apart between the backends at most.
+SHIFT_RATE_TOL = 1e-3
 _SE_FLOOR = 1e-4  # quantities that every replicate puts at the same value are equal
 
 
@@ -128,6 +131,9 @@ class DrawAgreement(NamedTuple):
     # lanes whose path the level-shift move changed (against the same run without it, on
     # the host): with spec.shift_moves, the moves were tested, not only switched on
     shifted_lanes: int = 0
+    # the largest difference of a lane's mean acceptance probability of the move (what
+    # the two-readings check reads, regime_model.readings); 0 without the move
+    max_shift_rate_err: float = 0.0
 
 
 def compare_draw_phase(
@@ -148,7 +154,13 @@ def compare_draw_phase(
     returns, carries = _warm_start(cpu, spec, instruments, series)
     keys = np.arange(instruments, dtype=np.uint32)
     batch, _ = build_batch(returns, carries, keys, 2, 1000, spec)
-    a, b = cpu.run_update(batch).draws, gpu.run_update(batch).draws
+    ran_cpu, ran_gpu = cpu.run_update(batch), gpu.run_update(batch)
+    a, b = ran_cpu.draws, ran_gpu.draws
+    rate_err = 0.0
+    if ran_cpu.shift_rate is not None and ran_gpu.shift_rate is not None:
+        rate_err = float(np.abs(ran_cpu.shift_rate - ran_gpu.shift_rate).max())
+    elif (ran_cpu.shift_rate is None) != (ran_gpu.shift_rate is None):
+        rate_err = float("inf")  # one backend made the move and the other did not
     shifted = 0
     if spec.shift_moves:
         plain = cpu.run_update(batch._replace(config=batch.config._replace(shift_moves=False)))
@@ -157,5 +169,6 @@ def compare_draw_phase(
     mismatches = int((rejected[0] != rejected[1]).sum())
     err = float((np.abs(a - b) / np.maximum(np.abs(a), 1.0)).max())
     L, S, _ = a.shape
-    return DrawAgreement(L, S, mismatches, err, mismatches == 0 and err <= DRAW_TOL, shifted)
+    passed = mismatches == 0 and err <= DRAW_TOL and rate_err <= SHIFT_RATE_TOL
+    return DrawAgreement(L, S, mismatches, err, passed, shifted, rate_err)
 

@@ -25,7 +25,11 @@ from gpu_backend.device_traffic import CountingDevice
 log = structlog.get_logger("gpu_backend.wgpu_device")
 
 WANTED_FEATURES = ("shader-f64", "timestamp-query")
-_LIMITS = ("max-storage-buffer-binding-size", "max-buffer-size")
+# The one-dispatch sampler binds 13 storage buffers (shaders/lane_sampler.py), above
+# WebGPU's default of 8 per stage: ask for what the adapter has.
+_LIMITS = (
+    "max-storage-buffer-binding-size", "max-buffer-size", "max-storage-buffers-per-shader-stage"
+)
 
 
 class GpuUnavailableError(RuntimeError):

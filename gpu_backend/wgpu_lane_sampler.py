@@ -43,7 +43,8 @@ from regime_model.sampler import SampleResult
 from regime_model.types import PredictiveBatch
 
 _HMM_ROLES = ("params", "y", "theta", "value", "vec", "scratch")
-_ROLES = ("s_params", "s_float", "s_word", "s_steps", "s_out", "s_pred", "s_ring", "s_scale")
+_ROLES = ("s_params", "s_float", "s_word", "s_steps", "s_out", "s_pred", "s_ring", "s_scale",
+          "s_rows")  # fmt: skip
 
 
 def _usage() -> dict[str, int]:
@@ -55,6 +56,7 @@ def _usage() -> dict[str, int]:
         "s_pred": u.STORAGE | u.COPY_SRC,
         "s_ring": u.STORAGE | u.COPY_DST | u.COPY_SRC,  # read back by the tests
         "s_scale": u.STORAGE | u.COPY_DST,
+        "s_rows": u.STORAGE | u.COPY_DST,
     }
 
 
@@ -96,8 +98,9 @@ class LaneSampler:
         sizes = {
             **state_sizes(p),
             "s_pred": _pred_bytes(p, K),
-            "s_ring": 4 * batch.y.size // max(window.chains, 1) if window else 4,
+            "s_ring": 4 * window.returns.size if window else 4,
             "s_scale": 4 * len(window.scale) if window else 4,
+            "s_rows": 4 * (p.lanes // window.chains) if window else 4,
             "s_readback": sum(n for _, n in read_parts(p)) + _pred_bytes(p, K),
         }
         cap = hmm.device.info.max_binding
@@ -116,8 +119,9 @@ class LaneSampler:
 
     def _run(self, batch: UpdateBatch, p: Plan) -> tuple[Readout, PredictiveBatch]:
         L, T, D, window = p.lanes, batch.y.shape[1], p.D, batch.window
-        # With the batch's returns window, y is built on the device from the ring; without
-        # it (a batch not of one update), y is uploaded whole.
+        # With the batch's returns window, y is built on the device from the ring (an
+        # extension block's instruments picked by `rows`); without it (a batch not of one
+        # update), y is uploaded whole.
         if window is None:
             y_tm = np.ascontiguousarray(batch.y.T, dtype=np.float32)
         else:  # the pool sizes the kernels' y binding by its shape; nothing is written there
@@ -130,6 +134,8 @@ class LaneSampler:
             generation = self.hmm.pool.generation
             head = self.ring.write(queue, buffers["s_ring"], buffers["s_scale"], window, generation)
             ring = (head, len(window.scale), window.chains)
+            rows = np.arange(len(window.scale)) if window.rows is None else window.rows
+            queue.write_buffer(buffers["s_rows"], 0, np.asarray(rows, dtype=np.uint32))
         else:
             self.hmm.write_y(buffers["y"], y_tm)
         write_state(queue, buffers, p, batch.config.target_accept, ring)

@@ -265,4 +265,5 @@ def sample_result(
         energy=out.energy.astype(np.float64) - const,
         trajectory_length=mean_steps * step,
         mean_steps=mean_steps,
+        shift_rate=scalars[:, shader.F_SHIFT_SUM] / S if p.shift else None,
     )

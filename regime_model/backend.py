@@ -29,17 +29,20 @@ class UpdateBatch(NamedTuple):
     stream: rng.Stream  # each lane's randomness
     schedule: rng.Stream  # the batch-wide stream that draws the leapfrog step counts
     config: SamplerConfig
-    # Where y comes from, when the batch is one update's: y = repeat(returns / scale, C).
-    # A device backend keeps the returns on the device and adds each new bar in place.
+    # Where y comes from, when the batch is one update's (or one of its blocks'):
+    # y = repeat(returns[rows] / scale[rows], C). A device backend keeps the returns on the
+    # device, adds each new bar in place, and reads a block's instruments from there.
     window: ReturnsWindow | None = None
 
 
 class ReturnsWindow(NamedTuple):
-    """An update's returns before scaling: y's lanes repeat each instrument `chains` times."""
+    """An account's returns before scaling; the batch's lanes are of instruments `rows`
+    (None: all of them, in order), each repeated `chains` times."""
 
-    returns: FloatArray  # [N, T]
+    returns: FloatArray  # [N, T] every instrument of the account
     scale: FloatArray  # [N]
     chains: int
+    rows: IntArray | None = None  # [n] indices into returns' N, in lane order
 
 
 class Backend(Protocol):

@@ -15,9 +15,14 @@ import numpy as np
 from regime_model.sampler import SampleResult
 from regime_model.types import IntArray, PredictiveBatch
 
-# Per-lane fields ([L, ...]); the predictive is per draw ([L * S, ...], draw-minor).
+# Per-lane fields ([L, ...]); the predictive is per draw ([L * S, ...], draw-minor);
+# shift_rate is per lane where the run made the move.
 _LANE_FIELDS = ("draws", "divergences", "acceptance", "step_size", "inv_mass", "energy",
                 "trajectory_length", "mean_steps")  # fmt: skip
+
+
+def _fields(result: SampleResult) -> tuple[str, ...]:
+    return _LANE_FIELDS + (("shift_rate",) if result.shift_rate is not None else ())
 
 
 def _by_instrument(x: Any, n: int) -> Any:
@@ -32,7 +37,7 @@ def _lanes(x: Any) -> Any:
 
 def take_instruments(result: SampleResult, rows: IntArray, n: int) -> SampleResult:
     """The lanes of instruments `rows` of a run over `n` instruments."""
-    picked = {f: _lanes(_by_instrument(getattr(result, f), n)[rows]) for f in _LANE_FIELDS}
+    picked = {f: _lanes(_by_instrument(getattr(result, f), n)[rows]) for f in _fields(result)}
     pred = result.predictive
     if pred is not None:
         pred = PredictiveBatch(*(_lanes(_by_instrument(p, n)[rows]) for p in pred))
@@ -45,7 +50,9 @@ def join_chains(a: SampleResult, b: SampleResult, n: int) -> SampleResult:
     def side_by_side(x: Any, y: Any) -> Any:
         return _lanes(np.concatenate([_by_instrument(x, n), _by_instrument(y, n)], axis=1))
 
-    joined = {f: side_by_side(getattr(a, f), getattr(b, f)) for f in _LANE_FIELDS}
+    if (a.shift_rate is None) != (b.shift_rate is None):
+        raise ValueError("join_chains: one run made the level-shift move and the other did not")
+    joined = {f: side_by_side(getattr(a, f), getattr(b, f)) for f in _fields(a)}
     pred = None
     if a.predictive is not None and b.predictive is not None:
         pred = PredictiveBatch(*(side_by_side(p, q)

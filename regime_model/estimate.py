@@ -93,6 +93,18 @@ def carries_of(result: SampleResult, spec: ModelSpec) -> list[InstrumentCarry]:
     ]
 
 
+def _shift_acceptance(
+    result: SampleResult, draws: FloatArray, y: FloatArray, spec: ModelSpec, backend: Backend
+) -> FloatArray:
+    """[N] the level-shift move's mean acceptance probability: the run's own, over every
+    chain's sampling transitions, where it made the move (no further work); else the
+    move tested at the draws (regime_model.readings, one batched density call)."""
+    if result.shift_rate is not None:
+        rate: FloatArray = result.shift_rate.reshape(len(draws), -1).mean(axis=1)
+        return rate
+    return shift_acceptance(draws, y, spec.n_states, spec.priors, backend)
+
+
 def estimate_of(
     result: SampleResult, y: FloatArray, scale: FloatArray, spec: ModelSpec, backend: Backend
 ) -> tuple[RegimeEstimate, list[InstrumentCarry]]:
@@ -132,7 +144,7 @@ def estimate_of(
         p_turbulent_sd=spread[:, 0],
         p_turbulent_mcse=mcse[:, 0],
         vol_mcse=mcse[:, 1],
-        shift_acceptance=shift_acceptance(draws, y[::C], spec.n_states, spec.priors, backend),
+        shift_acceptance=_shift_acceptance(result, draws, y[::C], spec, backend),
     )
     return estimate, carries_of(result, spec)
 

@@ -22,12 +22,16 @@ JumpFn = Callable[[FloatArray, BoolArray], FloatArray]
 
 def jumped(
     jump: JumpFn, fn: LogDensityFn, stream: rng.Stream, iteration: int, state: hmc.HMCState
-) -> hmc.HMCState:
-    """Every lane after one move: direction from the first uniform (< 1/2: True), the
-    test log u < log p(theta') - log p(theta) from the second."""
+) -> tuple[hmc.HMCState, FloatArray]:
+    """Every lane after one move, and the move's acceptance probability [L]: direction
+    from the first uniform (< 1/2: True), the test log u < log p(theta') - log p(theta)
+    from the second. The probability is min(1, p(theta') / p(theta)): 1 leaving a faulted
+    start, 0 towards a faulted proposal (as the test decides)."""
     u = rng.uniform(stream, iteration, rng.Purpose.SHIFT, 2)
     proposal = hmc.init(jump(state.position, u[:, 0] < 0.5), fn)
     with np.errstate(invalid="ignore"):  # -inf - -inf: a faulted lane stays put
         gain = proposal.logdensity - state.logdensity
-    accept = np.isfinite(proposal.logdensity) & (np.log(u[:, 1]) < gain)
-    return hmc.select(accept, proposal, state)
+    reachable = np.isfinite(proposal.logdensity)
+    accept = reachable & (np.log(u[:, 1]) < gain)
+    rate: FloatArray = np.where(reachable, np.exp(np.minimum(np.nan_to_num(gain), 0.0)), 0.0)
+    return hmc.select(accept, proposal, state), rate

@@ -1,15 +1,20 @@
-"""Whether an instrument's window has two readings: the level-shift move's acceptance at
-the update's draws.
+"""Whether an instrument's window has two readings: the level-shift move's acceptance.
 
 At a regime change one window has two readings (the recent bars ordinary, or the recent
 bars a new regime; docs/benchmarks.md), and the estimate the strategy reads is the share
 of the second. Four chains that all sit in one reading agree with each other, so neither
 R-hat nor the Monte Carlo error can see that the other reading exists. The level-shift map
 (regime_model.level_shift) takes a draw of one reading towards the other; the mean of
-min(1, p(map(theta)) / p(theta)) over the draws, both ways, is near 0 where the window has
-one reading (below 1e-9 in October 2008) and 1e-2 to 2e-1 where it has two (August 2008).
-It is a pure function of the draws (no random numbers), one batched density call per
-update, the same on every backend.
+min(1, p(map(theta)) / p(theta)) over the posterior, both ways, is near 0 where the window
+has one reading (below 1e-30 in October 2008) and 1e-2 to 2e-1 where it has two (August
+2008).
+
+Where the sampler makes the move (SamplerConfig.shift_moves, the daemon's default) it has
+this number already: each transition's move computes min(1, ...) at the chain's state in
+a random direction, and the sampler sums it over the sampling transitions
+(SampleResult.shift_rate: free, on every backend, in the same submission). Without the
+move, `shift_acceptance` below tests the map at the update's draws: a pure function of the
+draws (no random numbers), one batched density call.
 """
 
 from __future__ import annotations

@@ -69,6 +69,7 @@ class SampleResult(NamedTuple):
     # At every draw ([L * S] lanes, draw-minor), when the backend computed it with the draws
     # (the device sampler does, in the same submission); None: the caller asks for it.
     predictive: PredictiveBatch | None = None
+    shift_rate: FloatArray | None = None  # [L] the move's mean acceptance (readings); None: no move
 
 
 class _Warmup(NamedTuple):
@@ -125,6 +126,7 @@ class _Step(NamedTuple):
     start: FloatArray  # [L, D] positions the transition started from
     info: hmc.HMCInfo
     jitter: FloatArray  # [L] trajectory fraction ("chees"), ones for "jitter"
+    shift_rate: FloatArray  # [L] the move's acceptance probability (zeros: no move)
 
 
 def _adapt(
@@ -185,8 +187,9 @@ def _transition(
     # Iterations are counted from the start of sampling so a lane's random stream does not
     # depend on how long the other lanes of its batch warm up.
     it = i - loop.total_warmup
+    rate = np.zeros(len(length))
     if loop.jump is not None:
-        state = jumped(loop.jump, loop.fn, loop.stream, it, state)
+        state, rate = jumped(loop.jump, loop.fn, loop.stream, it, state)
     key = loop.keys.key(it)
     cfg = loop.config
     if cfg.trajectory == "chees":
@@ -197,7 +200,7 @@ def _transition(
         u = np.ones(len(length))
         steps = np.full(len(length), loop.steps[i])
     new, info = hmc.step(key, state, params, loop.fn, steps)
-    return new, _Step(state.position, info, u)
+    return new, _Step(state.position, info, u, rate)
 
 
 def _run_warmup(
@@ -237,6 +240,7 @@ class _Draws(NamedTuple):
     acceptance: FloatArray  # [L]
     energy: FloatArray  # [L, S]
     steps: FloatArray  # [L] mean leapfrog steps
+    shift_rate: FloatArray  # [L] mean acceptance probability of the move
     evals: int
 
 
@@ -245,9 +249,9 @@ def _run_sampling(
 ) -> _Draws:
     L, D = state.position.shape
     S = loop.config.draws
-    out = _Draws(
-        np.empty((L, S, D)), np.zeros(L, np.int64), np.zeros(L), np.empty((L, S)), np.zeros(L), 0
-    )
+    zeros = np.zeros
+    out = _Draws(np.empty((L, S, D)), zeros(L, np.int64), zeros(L), np.empty((L, S)), zeros(L),
+                 zeros(L), 0)  # fmt: skip
     evals = 0
     for s in range(S):
         state, step = _transition(loop, loop.total_warmup + s, state, params, length)
@@ -256,6 +260,7 @@ def _run_sampling(
         out.divergences[:] += step.info.is_divergent
         out.acceptance[:] += step.info.acceptance_rate / S
         out.steps[:] += step.info.lane_steps / S
+        out.shift_rate[:] += step.shift_rate / S
         evals += step.info.num_steps + (loop.jump is not None)
         loop.tick(loop.total_warmup + s + 1)
     return out._replace(evals=evals)
@@ -275,8 +280,7 @@ def sample(
     if config.shift_moves != (jump is not None):
         raise ValueError("SamplerConfig.shift_moves needs the model's jump map, and only it does")
     warmup = int(start.warmup.max(initial=0))
-    iterations = np.arange(-warmup, config.draws)
-    steps = step_counts(schedule_stream, iterations, config)
+    steps = step_counts(schedule_stream, np.arange(-warmup, config.draws), config)
     keys = TransitionKeys(stream, start.position.shape[1])
     loop = _Loop(logdensity_fn, stream, keys, steps, config, warmup, progress, jump)
     t0 = time.perf_counter()
@@ -292,4 +296,5 @@ def sample(
     return SampleResult(
         out.draws, out.divergences, out.acceptance, w.step_size, w.inv_mass,
         1 + warm_evals + out.evals, timings, out.energy, used, out.steps,
+        shift_rate=out.shift_rate if jump is not None else None,
     )  # fmt: skip

@@ -156,19 +156,22 @@ def build_batch(
     seed: int,
     spec: ModelSpec,
     extension: int = 0,
+    rows: IntArray | None = None,
 ) -> tuple[UpdateBatch, FloatArray]:
-    """`refresh`'s validated sampler input, and each instrument's return scale [N];
-    `extension` k > 0: the k-th block an update runs on (its own random streams)."""
+    """`refresh`'s validated sampler input, and each instrument's return scale [n];
+    `extension` k > 0: the k-th block an update runs on (its own random streams), of the
+    instruments `rows` of `returns` (carries and keys are theirs). The batch's window is
+    the account's whole, so a device reads a block's returns from the ring it holds."""
     returns = np.asarray(returns, dtype=np.float64)
+    picked = returns if rows is None else returns[rows]
     keys = _as_keys(instrument_keys)
-    _validate(returns, carries, keys, spec)
-    scale = robust_scale(returns)
-    y = np.repeat(returns / scale[:, None], spec.chains, axis=0)
+    _validate(picked, carries, keys, spec)
+    every_scale = robust_scale(returns)
+    scale = every_scale if rows is None else every_scale[rows]
+    y = np.repeat(picked / scale[:, None], spec.chains, axis=0)
     stream, schedule = _streams(seed, seq, keys, spec.chains, extension)
     start, config = _lane_start(carries, stream, spec), _sampler_config(spec)
-    # An extension block's instruments are a subset of the account's: its returns go up
-    # whole, so the device's ring keeps the account's window for the next bar.
-    window = None if extension else ReturnsWindow(returns, scale, spec.chains)
+    window = ReturnsWindow(returns, every_scale, spec.chains, rows)
     batch = UpdateBatch(y, spec.n_states, spec.priors, start, stream, schedule, config, window)
     return batch, scale
 
@@ -228,7 +231,7 @@ def refresh(
         if not len(rows):
             break
         part = [extension_start(source[i], new[i], more.chains) for i in rows]
-        ext, ext_scale = build_batch(returns[rows], part, keys[rows], seq, seed, more, block)
+        ext, ext_scale = build_batch(returns, part, keys[rows], seq, seed, more, block, rows)
         ext_result = backend.run_update(ext)
         ext_draws = ext_result.draws.reshape(len(rows), more.chains, more.draws, -1)
         run, chains = ext_result, more.chains

@@ -4,7 +4,8 @@ A lane's move, in two halves around a value_grad at `theta`: `jump_propose_lane`
 the shifted position there (direction: the top bit of the first Philox word of
 rng.Purpose.SHIFT, which is exactly the host's uniform < 1/2); `jump_finish_lane` accepts
 it when log u (from the second pair of words) < log p(theta') - log p(theta), as
-jump_move.jumped does, or when the lane's state is faulted and the proposal is not. The
+jump_move.jumped does, or when the lane's state is faulted and the proposal is not, and
+while sampling sums the move's acceptance probability (regime_model.readings reads it). The
 iteration counts from the start of sampling, as begin_lane's does. Over the sampler's
 state layout (shaders/sampler.py), whose functions it uses, and
 shaders/hmm.py's softplus (SOFTPLUS_WGSL: a module includes it once).
@@ -63,6 +64,12 @@ fn jump_finish_lane(l: u32) {
     let w = jump_words(l);
     let gain = (out_value[l].x - fs[s + {LP_HI}u]) + (out_value[l].y - fs[s + {LP_LO}u]);
     let start_ok = us[l * NW + {OK}u] == 1u;
+    // While sampling, the move's acceptance probability min(1, exp(gain)) adds to the
+    // lane's sum (jump_move.jumped's rate: 1 leaving a faulted start, 0 to a faulted end).
+    if (us[l * NW + {IT}u] >= sp.warmup) {
+        let rate = select(0.0, select(1.0, exp(min(gain, 0.0)), start_ok), ok);
+        fs[s + {SHIFT_SUM}u] = fs[s + {SHIFT_SUM}u] + rate;
+    }
     if (ok && (!start_ok || log_uniform_of(w.z, w.w) < gain)) { take_theta(l); }
 }
 """.replace("{SHIFT}", str(int(Purpose.SHIFT)))

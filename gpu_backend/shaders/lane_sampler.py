@@ -35,6 +35,7 @@ LANE_SAMPLER_BINDINGS: tuple[str, ...] = (
     "storage",
     "read-only-storage",
     "read-only-storage",
+    "read-only-storage",
 )
 
 _DECLARATIONS = """
@@ -47,9 +48,11 @@ _DECLARATIONS = """
 // per draw: P(regime k | window) [K], the next return's mean and variance: [lanes, S, K + 2]
 @group(1) @binding(5) var<storage, read_write> pred: array<f32>;
 // The returns ring (gpu_backend/returns_ring.py): raw returns time-major [T, instruments],
-// bar t of the window in slot (ring_head + t) % T; and each instrument's scale.
+// bar t of the window in slot (ring_head + t) % T; each instrument's scale; and the
+// instrument of each of the batch's lane groups (an extension block's are a subset).
 @group(1) @binding(6) var<storage, read> ring: array<f32>;
 @group(1) @binding(7) var<storage, read> scale: array<f32>;
+@group(1) @binding(8) var<storage, read> rows: array<u32>;
 """
 
 _RUN = """
@@ -65,7 +68,7 @@ fn share_position(lane: u32, j: u32) {
 
 // The lane's window from the ring, scaled, into workgroup memory: y of the lane.
 fn load_ring_window(lane: u32, j: u32) -> Chunk {
-    let instrument = lane / sp.chains;
+    let instrument = rows[lane / sp.chains];
     let s = scale[instrument];
     for (var t = j; t < params.T; t += LT) {
         ys[t] = ring[((sp.ring_head + t) % params.T) * sp.instruments + instrument] / s;

@@ -27,8 +27,9 @@ ENTRY_FINISH = "finish"
 ENTRY_JUMP_PROPOSE, ENTRY_JUMP_FINISH = "jump_propose", "jump_finish"
 
 # Per-lane float state: pos, grad of pos, momentum, inverse mass ([D] each), then these.
-F_LP_HI, F_LP_LO, F_K0, F_EPS, F_LOG_STEP, F_ACC_SUM = range(6)
-N_SCALARS = 6
+# F_SHIFT_SUM: the level-shift move's acceptance probabilities summed over sampling.
+F_LP_HI, F_LP_LO, F_K0, F_EPS, F_LOG_STEP, F_ACC_SUM, F_SHIFT_SUM = range(7)
+N_SCALARS = 7
 # Per-lane u32 state: Philox key (2), the counter's high words (2), then these.
 U_IT, U_TAKEN, U_OK, U_DIVERGENT = 4, 5, 6, 7
 N_WORDS = 8
@@ -243,7 +244,7 @@ def sampler_functions(workgroup: int, declarations: str) -> str:
     names = {
         "WG": workgroup, "NS": N_SCALARS, "NW": N_WORDS,
         "LP_HI": F_LP_HI, "LP_LO": F_LP_LO, "K0": F_K0, "EPS": F_EPS, "LOG_STEP": F_LOG_STEP,
-        "ACC_SUM": F_ACC_SUM,
+        "ACC_SUM": F_ACC_SUM, "SHIFT_SUM": F_SHIFT_SUM,
         "IT": U_IT, "TAKEN": U_TAKEN, "OK": U_OK, "DIVERGENT": U_DIVERGENT,
         "DIVERGENCE": f"{hmc.DIVERGENCE_ENERGY:.1f}", "T0": f"{step_size.T0:.1f}",
         "GAIN": f"{step_size.GAIN:.1f}", "KAPPA": f"{step_size.KAPPA}",

@@ -104,7 +104,8 @@ def _lines(report: Any) -> list[str]:
         f"  {'ok' if d['passed'] and w['passed'] else 'FAIL'}",
         f"shifts   level-shift moves on {x['shifted_lanes']} of {x['lanes']} chains: "
         f"{x['decision_mismatches']} accept decisions differ, max draw err "
-        f"{x['max_draw_err']:.1e}  {'ok' if x['passed'] else 'FAIL'}",
+        f"{x['max_draw_err']:.1e}, move's acceptance err {x['max_shift_rate_err']:.1e}"
+        f"  {'ok' if x['passed'] else 'FAIL'}",
         "PASS" if report["passed"] else "FAIL",
     ]  # fmt: skip
 

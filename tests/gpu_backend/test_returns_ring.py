@@ -99,3 +99,24 @@ def test_a_batch_without_its_window_uploads_y_whole_and_agrees(gpu_device: Devic
     assert lane.ring.bars_written == written  # the ring was not used
     # y scaled on the host or on the device differs in the last float32 bit at most.
     np.testing.assert_allclose(from_y.draws, backend.run_update(batch).draws, atol=1e-5)
+
+
+def test_a_block_reads_its_instruments_from_the_accounts_ring_and_writes_nothing(
+    gpu_device: Device,
+) -> None:
+    """An extension block of the update's second instrument: the device picks it from the
+    ring the update left (no bar written) and samples what an upload of its y gives."""
+    backend = lane_backend(gpu_device, 8)
+    lane = backend.lane_sampler
+    assert lane is not None
+    series = _series(1)
+    spec = replace(SPEC, warmup_warm=0)  # no re-adaptation: draws comparable one by one
+    carries, keys, window = _carries(series), np.arange(N), series[:, 1:]
+    backend.run_update(build_batch(window, carries, keys, 3, 5, spec)[0])
+    rows = np.array([1])
+    block = build_batch(window, carries[1:], keys[rows], 3, 5, spec, extension=1, rows=rows)[0]
+    written = lane.ring.bars_written
+    from_ring = backend.run_update(block)
+    assert lane.ring.bars_written == written
+    from_y = backend.run_update(block._replace(window=None))
+    np.testing.assert_allclose(from_ring.draws, from_y.draws, atol=1e-5)

@@ -56,15 +56,21 @@ def test_only_the_unconverged_run_on_and_the_rest_are_untouched() -> None:
         assert more_carries[i].position.shape == first_carries[i].position.shape
 
 
-def test_a_block_runs_extension_chains_from_the_draws_with_its_returns_uploaded_whole() -> None:
+def test_a_block_runs_extension_chains_from_the_draws_on_the_accounts_window() -> None:
     """The block's lanes are extension_chains per instrument that needs more, warm-started
-    (its warm-up is extension_warmup); it carries no returns window, so a device's ring
-    keeps the account's window for the next bar instead of the block's subset."""
+    (its warm-up is extension_warmup); its window is the account's whole, with the rows it
+    runs, so a device reads them from the ring it holds (no upload) and keeps it whole."""
     spec = replace(SPEC, extend_max=1, extension_chains=8, extension_warmup=5)
     backend = RecordingBackend()
     _, _, info = _run(spec, backend)
     main, block = backend.batches
-    assert main.window is not None and block.window is None
+    assert main.window is not None and main.window.rows is None
+    assert block.window is not None and block.window.rows is not None
+    np.testing.assert_array_equal(block.window.returns, main.window.returns)
+    np.testing.assert_array_equal(block.window.scale, main.window.scale)
+    rows, C = block.window.rows, block.window.chains
+    assert (len(rows), C) == (info.extended, 8)
+    np.testing.assert_array_equal(block.y, np.repeat(main.y[:: spec.chains][rows], C, axis=0))
     assert len(block.y) == 8 * info.extended and len(main.y) == spec.chains * N
     assert (block.start.warmup == 5).all() and not block.start.adapt_mass.any()
     # Every start is one of a single instrument's draws of the first block, spread over them.
