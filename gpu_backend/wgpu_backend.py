@@ -205,12 +205,21 @@ class WgpuBackend:
     ) -> Result:
         L, T = y.shape
         step = self.kernels.max_lanes(K, T, width)
+        # A density call packs y as the trajectories do (`_pack`): the host driver
+        # alternates a move's density call and a trajectory on the same y, which then
+        # stays on the device instead of going up twice per iteration. (The predictive's
+        # y, every lane repeated per draw, is used once: packed apart, not cached.)
+        if entry == ENTRY_VALUE_GRAD:
+            ys = self._pack(y, step)
+        else:
+            ys = [np.ascontiguousarray(y[lo : lo + step].T, dtype=np.float32)
+                  for lo in range(0, L, step)]  # fmt: skip
         parts = [
             self.kernels.run(
                 Launch(
                     entry,
                     K,
-                    np.ascontiguousarray(y[lo : lo + step].T, dtype=np.float32),
+                    ys[lo // step],
                     np.ascontiguousarray(theta[lo : lo + step], dtype=np.float32),
                     width,
                 ),

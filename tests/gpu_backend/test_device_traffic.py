@@ -54,3 +54,28 @@ def test_the_fallback_reports_its_device_and_numpy_reports_none(
     served.hmm_predictive(theta, np.ones((2, T)), K)
     assert take_traffic(served).submissions == 1
     assert take_traffic(NumpyBackend()) == NO_TRAFFIC
+
+
+def test_a_move_and_a_trajectory_on_the_same_returns_upload_them_once(
+    wgpu_backend: WgpuBackend,
+) -> None:
+    """The host driver (cold lanes) alternates the level-shift move's density call and a
+    leapfrog trajectory on one y: y goes up with the first call, then only positions,
+    momenta and parameters do (before, y went up twice per iteration: 150 MB per cold
+    update of the trial shape's account)."""
+    D = n_params(K)
+    rng = np.random.default_rng(4)
+    theta, y = 0.3 * rng.standard_normal((L, D)), rng.standard_normal((L, T))
+
+    def iteration() -> None:  # equal values in a new array each call, as the driver's may be
+        _, grad = wgpu_backend.hmm_value_and_grad(theta, y.copy(), K, Priors())
+        wgpu_backend.leapfrog(theta, np.zeros_like(theta), grad, np.full(L, 0.01),
+                              np.ones_like(theta), np.full(L, 2), y.copy(), K, Priors())
+
+    iteration()  # the pool may grow its buffers (and then y goes up again) the first time
+    take_traffic(wgpu_backend)
+    for _ in range(3):
+        iteration()
+    move = PARAMS_BYTES + 4 * L * D  # params and theta
+    trajectory = PARAMS_BYTES + 16 + 3 * 4 * L * D + 8 * L + 4 * L  # + theta, momenta, drift, lanes
+    assert take_traffic(wgpu_backend) == Traffic(6, 3 * (move + trajectory))
