@@ -1,6 +1,6 @@
 #!/bin/sh
-# The afternoon's H200 calls (issue 14), 2026-12-02 (twelfth session), after the blocks'
-# re-adaptation went from 15 to 5 iterations. `model`: `bench model --shape trial` (the
+# The afternoon's H200 calls (issue 14), 2026-12-02 (twelfth session), after the host
+# driver's y stopped going up twice per iteration (cold lanes). `model`: `bench model --shape trial` (the
 # worst instrument's ESS per second, against NumPyro's 0.27 on this GPU) and
 # idle_clocks.py (its own first run on the H200: back to back, then after 3 s pauses with
 # 0, 50 and 200 ms of a busy kernel first). `rounds`: `bench round` at the trial shape,
