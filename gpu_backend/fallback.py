@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from gpu_backend.wgpu_device import GpuCallError, GpuUnavailableError
 from regime_model.backend import Backend, PredictiveBatch, UpdateBatch, run_on_host
+from regime_model.jump_move import moved_by_parts
 from regime_model.sampler import SampleResult
-from regime_model.types import FloatArray, IntArray, Priors, Trajectory
+from regime_model.types import FloatArray, IntArray, MovedTrajectories, Priors, Trajectory
 
 if TYPE_CHECKING:  # typing only: the factory, not this module, opens the device
     from gpu_backend.wgpu_backend import WgpuBackend
@@ -116,6 +118,32 @@ class FallbackBackend:
                 return result
         self._served = self.cpu
         return self.cpu.leapfrog(*args)
+
+    @property
+    def moved_leapfrog(self) -> Callable[..., MovedTrajectories] | None:
+        """The GPU's move and trajectory in one submission, where it fuses them (read once
+        per host-driven run by run_on_host); a failed call is redone on the CPU."""
+        gpu = self._current_gpu()
+        return None if gpu is None or gpu.moved_leapfrog is None else self._moved_leapfrog
+
+    def _moved_leapfrog(
+        self, *args: Any, y: FloatArray, n_states: int, priors: Priors
+    ) -> MovedTrajectories:
+        gpu = self._current_gpu()
+        if gpu is not None and gpu.moved_leapfrog is not None:
+            try:
+                result = gpu.moved_leapfrog(*args, y=y, n_states=n_states, priors=priors)
+            except GpuCallError as error:
+                self._fall_back("moved_leapfrog", str(error))
+            else:
+                self._served = gpu
+                return result
+        self._served = self.cpu
+        cpu = self.cpu
+        return moved_by_parts(partial(cpu.hmm_value_and_grad, y=y, n_states=n_states,
+                                      priors=priors),
+                              partial(cpu.leapfrog, y=y, n_states=n_states, priors=priors),
+                              *args)  # fmt: skip
 
     def run_update(self, batch: UpdateBatch) -> SampleResult:
         """A warm batch in the GPU's one submission (a failure redoes the update on the

@@ -8,23 +8,25 @@ lanes beyond one dispatch's binding limits are split into consecutive dispatches
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
 from gpu_backend.shaders.accumulate import Accumulate
 from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD
 from gpu_backend.wgpu_device import Device, open_device
+from gpu_backend.wgpu_inputs import constant_terms, validate
 from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, Result
 from gpu_backend.wgpu_lane_sampler import LaneSampler
 from gpu_backend.wgpu_leapfrog import End, LeapfrogKernels, Start
 from gpu_backend.wgpu_sampler import DeviceSampler, fits
 from regime_model.backend import PredictiveBatch, UpdateBatch, run_on_host
-from regime_model.params import MAX_STATES, MIN_STATES, check_states, n_params
+from regime_model.jump_move import moved_by_parts
+from regime_model.params import MAX_STATES, MIN_STATES
 from regime_model.sampler import SampleResult
-from regime_model.types import FloatArray, IntArray, Priors, Trajectory
+from regime_model.types import FloatArray, IntArray, MovedTrajectories, Priors, Trajectory
 
-HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 ALL_STATES = tuple(range(MIN_STATES, MAX_STATES + 1))
 WORKGROUP = 64
 # Threads per lane of the scan kernels and the one-dispatch sampler on a GPU; a CPU adapter
@@ -32,29 +34,6 @@ WORKGROUP = 64
 # (docs/benchmarks.md, "The kernel: threads per lane").
 LANE_THREADS = 64
 _DEFAULT_PRIORS = Priors()
-
-
-def validate(theta: FloatArray, y: FloatArray, K: int) -> tuple[FloatArray, FloatArray]:
-    """theta [L, D(K)] and y [L, T] as float64, or ValueError naming what is wrong."""
-    check_states(K)
-    theta, y = np.asarray(theta, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    D = n_params(K)
-    if theta.ndim != 2 or theta.shape[1] != D:
-        raise ValueError(f"theta must be [L, {D}] for K={K}, got shape {theta.shape}")
-    if y.ndim != 2 or y.shape[0] != theta.shape[0] or y.shape[1] < 1:
-        raise ValueError(f"y must be [L={theta.shape[0]}, T>=1], got shape {y.shape}")
-    return theta, y
-
-
-def constant_terms(K: int, T: int, priors: Priors) -> float:
-    """What the kernels leave out: -T/2 log 2pi and the normal priors' normalisers."""
-    normal = (
-        K * -math.log(priors.mu_scale)
-        - math.log(priors.log_sigma_scale)
-        + (K - 1) * -math.log(priors.eta_scale)
-        - 2 * K * HALF_LOG_2PI
-    )
-    return normal - T * HALF_LOG_2PI
 
 
 class WgpuBackend:
@@ -70,6 +49,7 @@ class WgpuBackend:
         profile: bool = False,
         device_update: bool = True,
         lane_threads: int | None = None,
+        fuse_moves: bool | None = None,
     ) -> None:
         self.device = device if device is not None else open_device()
         if accumulate is None:
@@ -87,7 +67,16 @@ class WgpuBackend:
         self.lane_sampler = (
             LaneSampler(self.kernels, ALL_STATES) if device_update and lane_threads else None
         )
-        self._packed: tuple[FloatArray, int, list[F32]] | None = None  # y, block, y_tm blocks
+        # The host driver's move and trajectory in one submission (`_moved_leapfrog`): on a
+        # GPU, where a submission's round trip costs more than twice the lanes; a CPU
+        # adapter (lavapipe) pays for the speculative lanes in full, so it runs them apart.
+        if fuse_moves is None:
+            fuse_moves = self.device.info.adapter_type != "CPU"
+        self.moved_leapfrog: Callable[..., MovedTrajectories] | None = (
+            self._moved_leapfrog if fuse_moves else None
+        )
+        # y, (block, copies), y_tm blocks
+        self._packed: tuple[FloatArray, tuple[int, int], list[F32]] | None = None
 
     @property
     def adapter(self) -> str:
@@ -137,35 +126,101 @@ class WgpuBackend:
         lane shows non-finite values, for the caller to judge.
         """
         theta, y = validate(theta, y, n_states)
+        with np.errstate(all="ignore"):  # the opening half kick, as on the host
+            half_kicked = momentum + 0.5 * np.asarray(step_size)[:, None] * grad
+        end = self._trajectories(theta, half_kicked, step_size, inv_mass, lane_steps, y,
+                                 n_states, priors)  # fmt: skip
+        return self._as_trajectory(end, y.shape[1], n_states, priors)
+
+    def _moved_leapfrog(
+        self,
+        theta: FloatArray,
+        grad: FloatArray,
+        proposal: FloatArray,
+        momentum: FloatArray,
+        step_size: FloatArray,
+        inv_mass: FloatArray,
+        lane_steps: IntArray,
+        y: FloatArray,
+        n_states: int,
+        priors: Priors,
+    ) -> MovedTrajectories:
+        """A transition's two candidate trajectories round a move not yet decided
+        (jump_move.transition), in ONE submission: lanes [0, L) from `theta`, kicked on the
+        host as `leapfrog` does, lanes [L, 2L) from the proposals, whose gradient the
+        submission computes first and keeps (wgpu_leapfrog's `opening`). Where 2L lanes
+        exceed one dispatch: the move's density call, then both trajectories."""
+        theta, y = validate(theta, y, n_states)
+        L, D = theta.shape
+        if self.kernels.max_lanes(n_states, y.shape[1], D) < 2 * L:
+            return moved_by_parts(partial(self.hmm_value_and_grad, y=y, n_states=n_states,
+                                          priors=priors),
+                                  partial(self.leapfrog, y=y, n_states=n_states, priors=priors),
+                                  theta, grad, proposal, momentum, step_size, inv_mass,
+                                  lane_steps)  # fmt: skip
+        with np.errstate(all="ignore"):
+            kicked = momentum + 0.5 * np.asarray(step_size)[:, None] * grad
+
+        def two(a: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+            return np.concatenate([a, a if b is None else b])
+
+        # The proposals' lanes enter with their momentum unkicked: the device kicks them.
+        end = self._trajectories(two(theta, proposal), two(kicked, momentum), two(step_size),
+                                 two(inv_mass), two(lane_steps), y, n_states, priors,
+                                 opening=L)  # fmt: skip
+        ran = self._as_trajectory(end, y.shape[1], n_states, priors)
+        assert end.start_value is not None and end.start_grad is not None
+        logp = end.start_value[:, 0].astype(np.float64) + end.start_value[:, 1]
+        return MovedTrajectories(
+            Trajectory(*(x[:L] for x in ran)), Trajectory(*(x[L:] for x in ran)),
+            logp + constant_terms(n_states, y.shape[1], priors), end.start_grad.astype(np.float64),
+        )  # fmt: skip
+
+    def _trajectories(
+        self,
+        theta: FloatArray,
+        kicked: FloatArray,
+        step_size: FloatArray,
+        inv_mass: FloatArray,
+        lane_steps: IntArray,
+        y: FloatArray,
+        K: int,
+        priors: Priors,
+        opening: int | None = None,
+    ) -> End:
+        """The device's trajectories from `theta` with momentum `kicked` (lanes from
+        `opening` on not yet kicked: then all in one block); y holds one row per lane of
+        `theta`, or per lane of its first half when `opening` doubles the lanes."""
         L, D = theta.shape
         steps = np.broadcast_to(np.asarray(lane_steps, dtype=np.int64), (L,))
         eps = np.asarray(step_size, dtype=np.float64)[:, None]
         with np.errstate(all="ignore"):
-            half_kicked = momentum + 0.5 * eps * grad  # the opening half kick, as on the host
             drift = eps * inv_mass
-            lane = np.empty((L, 2), dtype=np.uint32)
-            lane[:, 0] = eps[:, 0].astype(np.float32).view(np.uint32)
-            lane[:, 1] = steps
-            block = self.kernels.max_lanes(n_states, y.shape[1], D)
-            ys = self._pack(y, block)
-            ends = [
-                self.trajectories.run(
-                    Start(
-                        n_states,
-                        ys[lo // block],
-                        np.ascontiguousarray(theta[lo : lo + block], dtype=np.float32),
-                        np.ascontiguousarray(half_kicked[lo : lo + block], dtype=np.float32),
-                        np.ascontiguousarray(drift[lo : lo + block], dtype=np.float32),
-                        lane[lo : lo + block],
-                    ),
-                    priors,
-                )
-                for lo in range(0, L, block)
-            ]
-        end = ends[0] if len(ends) == 1 else End(*map(np.concatenate, zip(*ends, strict=True)))
+        lane = np.empty((L, 2), dtype=np.uint32)
+        lane[:, 0] = eps[:, 0].astype(np.float32).view(np.uint32)
+        lane[:, 1] = steps
+        block = self.kernels.max_lanes(K, y.shape[1], D)
+        ys = self._pack(y, block, copies=1 if opening is None else 2)
+        f32 = np.float32
+        ends = [
+            self.trajectories.run(
+                Start(K, ys[lo // block],
+                      np.ascontiguousarray(theta[lo : lo + block], dtype=f32),
+                      np.ascontiguousarray(kicked[lo : lo + block], dtype=f32),
+                      np.ascontiguousarray(drift[lo : lo + block], dtype=f32),
+                      lane[lo : lo + block]),
+                priors, opening,
+            )
+            for lo in range(0, L, block)
+        ]  # fmt: skip
+        if len(ends) == 1:
+            return ends[0]
+        return End(*(np.concatenate(part) for part in list(zip(*ends, strict=True))[:4]))
+
+    def _as_trajectory(self, end: End, T: int, K: int, priors: Priors) -> Trajectory:
         with np.errstate(all="ignore"):
             logp = end.value[:, 0].astype(np.float64) + end.value[:, 1]
-            logp += constant_terms(n_states, y.shape[1], priors)
+            logp += constant_terms(K, T, priors)
         f64 = np.float64
         return Trajectory(
             end.theta.astype(f64), end.momentum.astype(f64), logp, end.grad.astype(f64)
@@ -187,17 +242,19 @@ class WgpuBackend:
         sampler = self.sampler
         return sampler is not None and fits(batch) is None and sampler.holds(batch)
 
-    def _pack(self, y: FloatArray, block: int) -> list[F32]:
-        """y time-major in float32 per block of lanes; reused while the sampler's y repeats
-        (compared by value: a cheap check next to packing it again every trajectory)."""
+    def _pack(self, y: FloatArray, block: int, copies: int = 1) -> list[F32]:
+        """y (`copies` times over, lanes after lanes) time-major in float32 per block of
+        lanes; reused while the sampler's y repeats (compared by value: a cheap check next
+        to packing it again every trajectory)."""
         cached = self._packed
-        if cached is not None and cached[1] == block and np.array_equal(cached[0], y):
+        if cached is not None and cached[1] == (block, copies) and np.array_equal(cached[0], y):
             return cached[2]
+        lanes = np.concatenate([y] * copies) if copies > 1 else y
         packed = [
-            np.ascontiguousarray(y[lo : lo + block].T, dtype=np.float32)
-            for lo in range(0, len(y), block)
+            np.ascontiguousarray(lanes[lo : lo + block].T, dtype=np.float32)
+            for lo in range(0, len(lanes), block)
         ]
-        self._packed = (y.copy(), block, packed)
+        self._packed = (y.copy(), (block, copies), packed)
         return packed
 
     def _launch(

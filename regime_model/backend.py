@@ -95,9 +95,13 @@ class Backend(Protocol):
 def run_on_host(backend: Backend, batch: UpdateBatch) -> SampleResult:
     """`Backend.run_update` as regime_model's host driver over `backend`'s kernels."""
     y, K, priors = batch.y, batch.n_states, batch.priors
+    # A backend that runs a move's two candidate trajectories in one call (a GPU: one
+    # submission instead of two) offers `moved_leapfrog`; it is None or absent elsewhere.
+    moved = getattr(backend, "moved_leapfrog", None)
     density = hmc.FusedDensity(
         partial(backend.hmm_value_and_grad, y=y, n_states=K, priors=priors),
         partial(backend.leapfrog, y=y, n_states=K, priors=priors),
+        None if moved is None else partial(moved, y=y, n_states=K, priors=priors),
     )
     jump = level_shift.move_for(K, batch.config.shift_moves)
     return sample(density, batch.start, batch.stream, batch.schedule, batch.config, jump=jump)

@@ -24,6 +24,7 @@ from regime_model.types import (
     FloatArray,
     IntArray,
     LogDensityFn,
+    MovedTrajectoryFn,
     Trajectory,
     TrajectoryFn,
 )
@@ -59,11 +60,14 @@ class FusedDensity:
     """A log density that comes with its own trajectories: a backend's device trajectory
     (one submission each), or the split integrator of a whitened density (`fit`).
 
-    Called, it is the plain LogDensityFn; `step` hands its trajectories to `leapfrog`.
+    Called, it is the plain LogDensityFn; `step` hands its trajectories to `leapfrog`;
+    `moved`, where given, runs a transition's two candidate trajectories round a move at
+    once (jump_move.transition).
     """
 
     value_and_grad: LogDensityFn
     leapfrog: TrajectoryFn
+    moved: MovedTrajectoryFn | None = None
 
     def __call__(self, position: FloatArray) -> tuple[FloatArray, FloatArray]:
         return self.value_and_grad(position)
@@ -80,7 +84,7 @@ class Key(NamedTuple):
     accept: FloatArray | None = None  # [L] uniforms, rng.Purpose.ACCEPT
 
 
-def _sanitise(logp: FloatArray, grad: FloatArray) -> tuple[FloatArray, FloatArray]:
+def sanitise(logp: FloatArray, grad: FloatArray) -> tuple[FloatArray, FloatArray]:
     ok = np.isfinite(logp) & np.isfinite(grad).all(axis=1)
     return np.where(ok, logp, -np.inf), np.where(ok[:, None], grad, 0.0)
 
@@ -88,7 +92,7 @@ def _sanitise(logp: FloatArray, grad: FloatArray) -> tuple[FloatArray, FloatArra
 def evaluate(logdensity_fn: LogDensityFn, position: FloatArray) -> tuple[FloatArray, FloatArray]:
     """The log density and gradient with every numerical fault mapped to logp = -inf."""
     with np.errstate(all="ignore"):
-        return _sanitise(*logdensity_fn(position))
+        return sanitise(*logdensity_fn(position))
 
 
 def init(position: FloatArray, logdensity_fn: LogDensityFn) -> HMCState:
@@ -210,17 +214,36 @@ def step(
     num_steps: int | IntArray,
 ) -> tuple[HMCState, HMCInfo]:
     """One Metropolis-corrected HMC transition for every lane."""
-    L, D = state.position.shape
+    lane_steps, momentum = begin(key, params, num_steps)
+    trajectory = _leapfrog(state, momentum, params, logdensity_fn, lane_steps)
+    return finish(key, state, params, momentum, lane_steps, trajectory)
+
+
+def begin(key: Key, params: HMCParams, num_steps: int | IntArray) -> tuple[IntArray, FloatArray]:
+    """A transition's leapfrog steps per lane and its momentum (neither depends on where
+    the lanes are)."""
+    L, D = params.inv_mass.shape
     lane_steps = np.broadcast_to(np.maximum(np.asarray(num_steps, dtype=np.int64), 1), (L,))
     normals = key.momentum
     if normals is None:
         normals = rng.normal(key.stream, key.iteration, rng.Purpose.MOMENTUM, D)
-    momentum = normals / np.sqrt(params.inv_mass)
+    return lane_steps, normals / np.sqrt(params.inv_mass)
+
+
+def finish(
+    key: Key,
+    state: HMCState,
+    params: HMCParams,
+    momentum: FloatArray,
+    lane_steps: IntArray,
+    trajectory: Trajectory,
+) -> tuple[HMCState, HMCInfo]:
+    """The Metropolis test of `trajectory`, run from `state` with `momentum`."""
     h0 = _kinetic(momentum, params.inv_mass) - state.logdensity
-    x, p, logp, g = _leapfrog(state, momentum, params, logdensity_fn, lane_steps)
+    x, p, logp, g = trajectory
     with np.errstate(all="ignore"):
         ok = np.isfinite(x).all(axis=1) & np.isfinite(p).all(axis=1)
-        logp, g = _sanitise(np.where(ok, logp, np.nan), g)
+        logp, g = sanitise(np.where(ok, logp, np.nan), g)
         h1 = _kinetic(p, params.inv_mass) - logp
         delta = h1 - h0  # +inf for a faulted proposal; -inf when leaving a faulted state
         rate = np.where(np.isnan(delta), 0.0, np.exp(-np.maximum(delta, 0.0)))

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from regime_model import adaptation, chees, hmc, rng, step_size
-from regime_model.jump_move import JumpFn, jumped
+from regime_model.jump_move import JumpFn, transition
 from regime_model.transition_keys import TransitionKeys
 from regime_model.types import (
     BoolArray,
@@ -187,9 +187,6 @@ def _transition(
     # Iterations are counted from the start of sampling so a lane's random stream does not
     # depend on how long the other lanes of its batch warm up.
     it = i - loop.total_warmup
-    rate = np.zeros(len(length))
-    if loop.jump is not None:
-        state, rate = jumped(loop.jump, loop.fn, loop.stream, it, state)
     key = loop.keys.key(it)
     cfg = loop.config
     if cfg.trajectory == "chees":
@@ -199,8 +196,8 @@ def _transition(
     else:
         u = np.ones(len(length))
         steps = np.full(len(length), loop.steps[i])
-    new, info = hmc.step(key, state, params, loop.fn, steps)
-    return new, _Step(state.position, info, u, rate)
+    done = transition(loop.jump, loop.fn, loop.stream, it, state, key, params, steps)
+    return done.end, _Step(done.start.position, done.info, u, done.shift_rate)
 
 
 def _run_warmup(

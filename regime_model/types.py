@@ -38,6 +38,24 @@ TrajectoryFn = Callable[
 ]
 
 
+class MovedTrajectories(NamedTuple):
+    """One transition's trajectories both ways round a move not yet decided: from the
+    lanes' positions and from the move's proposals, and the density at the proposals."""
+
+    stay: Trajectory
+    moved: Trajectory
+    proposal_logdensity: FloatArray  # [L], unsanitised
+    proposal_grad: FloatArray  # [L, D]
+
+
+# (position, grad, proposal, momentum, step_size, inv_mass, lane_steps) -> both
+# trajectories (jump_move.transition): a device runs them in one submission.
+MovedTrajectoryFn = Callable[
+    [FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, IntArray],
+    MovedTrajectories,
+]
+
+
 @dataclass(frozen=True)
 class Priors:
     """Priors of the K-state Gaussian HMM, on returns divided by their robust scale.

@@ -4,10 +4,14 @@ it moves chains between them far more often than HMC alone."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 from gpu_backend.numpy_backend import NumpyBackend
+from regime_model import hmc
+from regime_model.jump_move import moved_by_parts
 from regime_model.level_shift import move_for, shifted
 from regime_model.params import constrain, n_params
 from regime_model.sampler import sample
@@ -103,3 +107,28 @@ def test_the_sampler_refuses_a_shift_flag_without_its_map_and_a_map_without_the_
     with pytest.raises(ValueError, match="shift_moves needs the model's jump map"):
         sample(*args, batch.config._replace(shift_moves=False), jump=move_for(2, True))
     assert move_for(2, False) is None
+
+
+def test_both_trajectories_at_once_decide_and_draw_as_the_move_then_the_step() -> None:
+    """jump_move.transition with a density that runs the step's trajectory from the lanes'
+    positions and from the move's proposals before the move is decided (what a GPU does
+    in one submission), built here from the numpy backend's own calls (moved_by_parts):
+    the same draws, bit for bit, as the move and then the step, cold lanes through the
+    whole warm-up on the 2008 window whose moves are accepted."""
+    dates, prices = closes()
+    i = dates.index("2008-08-13")
+    spec = ModelSpec(chains=4, draws=20, warmup_cold=60)
+    state = InstrumentState("SPX")
+    state.append(bars(dates, prices, i - spec.window, i + 1), spec.window)
+    batch, _ = build_batch(state.returns[None], [None], KEY, 1, 7, spec)
+    backend, K, priors = NumpyBackend(), 2, spec.priors
+    density = partial(backend.hmm_value_and_grad, y=batch.y, n_states=K, priors=priors)
+    leapfrog = partial(backend.leapfrog, y=batch.y, n_states=K, priors=priors)
+    plain = hmc.FusedDensity(density, leapfrog)
+    both = hmc.FusedDensity(density, leapfrog, partial(moved_by_parts, density, leapfrog))
+    args = (batch.start, batch.stream, batch.schedule, batch.config)
+    one_by_one = sample(plain, *args, jump=move_for(K, True))
+    at_once = sample(both, *args, jump=move_for(K, True))
+    np.testing.assert_array_equal(at_once.draws, one_by_one.draws)
+    np.testing.assert_array_equal(at_once.shift_rate, one_by_one.shift_rate)
+    assert (one_by_one.shift_rate > 0.01).any(), "no move was likely: the test would prove little"
