@@ -1,6 +1,8 @@
 #!/bin/sh
 # The afternoon's H200 calls (issue 14), 2026-12-02 (twelfth session), after the host
-# driver's y stopped going up twice per iteration (cold lanes). `model`: `bench model --shape trial` (the
+# driver's y stopped going up twice per iteration and the level-shift move's density call
+# rode in the trajectory's submission (cold lanes). `model`: verify-gpu --quick (its
+# cold comparison runs the fused path), `bench model --shape trial` (the
 # worst instrument's ESS per second, against NumPyro's 0.27 on this GPU) and
 # idle_clocks.py (its own first run on the H200: back to back, then after 3 s pauses with
 # 0, 50 and 200 ms of a busy kernel first). `rounds`: `bench round` at the trial shape,
@@ -18,6 +20,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /
 export PYTHONPATH=/tmp/np:$PYTHONPATH
 case ${1:?model or rounds} in
 model)
+    step verify 150 python3 -m service.cli verify-gpu --quick --out "$OUT/verify-h200-$TAG.json"
+    tail -4 "$LOGS/verify.log" >>"$OUT/summary.txt"
     step model 150 python3 -m service.cli bench model --shape trial --backend wgpu \
         --out "$OUT/model-trial-h200-wgpu-$TAG.json"
     step idle-0 60 python3 docs/bench-results/idle_clocks.py 0 0
