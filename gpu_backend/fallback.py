@@ -160,6 +160,11 @@ class FallbackBackend:
                 return result
         return run_on_host(self, batch)
 
+    def runs_on_device(self, batch: UpdateBatch) -> bool:
+        """Whether the GPU, while it works, runs this batch in one submission."""
+        gpu = self._current_gpu()
+        return gpu is not None and gpu.runs_on_device(batch)
+
     def _current_gpu(self) -> WgpuBackend | None:
         if self.gpu is None and self._clock() >= self._retry_at:
             try:

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from regime_model.carry import InstrumentCarry
 from regime_model.sampler import SampleResult
-from regime_model.types import IntArray, PredictiveBatch
+from regime_model.types import FloatArray, IntArray, PredictiveBatch
 
 # Per-lane fields ([L, ...]); the predictive is per draw ([L * S, ...], draw-minor);
 # shift_rate is per lane where the run made the move.
@@ -59,3 +60,25 @@ def join_chains(a: SampleResult, b: SampleResult, n: int) -> SampleResult:
                                  for p, q in zip(a.predictive, b.predictive, strict=True)))
     evals = a.gradient_evals + b.gradient_evals
     return a._replace(**joined, predictive=pred, gradient_evals=evals)
+
+
+def lanes_of(result: SampleResult, lo: int, hi: int) -> SampleResult:
+    """The run of lanes [lo, hi) of `result` (a joined run split back: batch_join)."""
+    picked: dict[str, Any] = {f: getattr(result, f)[lo:hi] for f in _fields(result)}
+    pred = result.predictive
+    if pred is not None:
+        S = result.draws.shape[1]
+        pred = PredictiveBatch(*(p[lo * S : hi * S] for p in pred))
+    return result._replace(**picked, predictive=pred)
+
+
+def extension_start(
+    result_draws: FloatArray, carry: InstrumentCarry, chains: int
+) -> InstrumentCarry:
+    """Where a block starts: `chains` chains at draws [C, S, D] spread evenly over every
+    chain's draws (chain-major), with the instrument's step size (the chains' mean) and
+    metric."""
+    pooled = result_draws.reshape(-1, result_draws.shape[-1])
+    picked = np.linspace(0, len(pooled) - 1, chains).round().astype(np.int64)
+    step = np.full(chains, float(np.mean(carry.step_size)))
+    return InstrumentCarry(pooled[picked].copy(), step, carry.inv_mass.copy())

@@ -157,3 +157,15 @@ def merge_rows(base: RegimeEstimate, part: RegimeEstimate, rows: IntArray) -> Re
         out[rows] = some
         merged.append(out)
     return RegimeEstimate(*merged)
+
+
+def gather_rows(parts: list[tuple[RegimeEstimate, IntArray]], n: int) -> RegimeEstimate:
+    """One estimate of n instruments from parts that each cover the rows given."""
+    fields = []
+    for k in range(len(RegimeEstimate._fields)):
+        first = np.asarray(parts[0][0][k])
+        out = np.empty((n, *first.shape[1:]), dtype=first.dtype)
+        for part, rows in parts:
+            out[rows] = part[k]
+        fields.append(out)
+    return RegimeEstimate(*fields)

@@ -23,7 +23,7 @@ from regime_model.types import Priors
 from regime_model.update import refresh
 
 # One extension block of 8 chains, so that the digest covers the gate, the two-readings
-# signal (one batched density call) and the block that starts at the draws.
+# signal and the block that starts at the draws; the next bar's update, its wide start.
 UPDATE_SPEC = ModelSpec(window=128, warmup_cold=60, draws=20, extend_max=1,
                         extension_chains=8, extension_warmup=10)  # fmt: skip
 
@@ -44,12 +44,19 @@ def _sha(*arrays: Any) -> str:
 
 
 def update_digest() -> str:
-    returns = exact_returns((8, UPDATE_SPEC.window), 11)
-    estimate, carries, info = refresh(returns, [None] * 8, np.arange(8), 1, 7, UPDATE_SPEC,
-                                      NumpyBackend())  # fmt: skip
-    if not info.extended:
-        raise AssertionError("the fixed update must take its extension block to cover it")
-    return _sha(*estimate, *(c.position for c in carries), *(c.step_size for c in carries))
+    """A cold update that takes its extension block, then the next bar's warm update, in
+    which the instruments that ran on start wide (regime_model.width)."""
+    returns = exact_returns((8, UPDATE_SPEC.window + 1), 11)
+    carries: list[Any] = [None] * 8
+    arrays: list[Any] = []
+    for seq in (1, 2):
+        window = returns[:, seq - 1 : seq - 1 + UPDATE_SPEC.window]
+        estimate, carries, info = refresh(window, carries, np.arange(8), seq, 7, UPDATE_SPEC,
+                                          NumpyBackend())  # fmt: skip
+        if seq == 1 and not info.extended:
+            raise AssertionError("the fixed update must take its extension block to cover it")
+        arrays += [*estimate, *(c.position for c in carries), *(c.step_size for c in carries)]
+    return _sha(*arrays)
 
 
 def fit_digest() -> str:

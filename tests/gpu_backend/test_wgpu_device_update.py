@@ -58,7 +58,8 @@ def _warm_batch(instruments: int, seq: int) -> UpdateBatch:
     cpu = NumpyBackend()
 
     keys = np.arange(instruments)
-    _, carries, _ = refresh(returns, [None] * instruments, keys, 1, 3, SPEC, cpu)
+    narrow = replace(SPEC, extend_max=0)  # carries of the batch's own chains: no run-on
+    _, carries, _ = refresh(returns, [None] * instruments, keys, 1, 3, narrow, cpu)
     batch, _ = build_batch(returns, list(carries), keys, seq, 3, SPEC)
     return batch
 

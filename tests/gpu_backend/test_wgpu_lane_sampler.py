@@ -83,7 +83,7 @@ def test_the_one_dispatch_update_with_readaptation_agrees_within_monte_carlo_err
 
 
 def _warm_batch(instruments: int, window: int = SPEC.window):  # type: ignore[no-untyped-def]
-    spec = ModelSpec(window=window, warmup_cold=150, draws=30)
+    spec = ModelSpec(window=window, warmup_cold=150, draws=30, extend_max=0)  # narrow carries
     returns = 0.01 * regime_returns(instruments, window, np.random.default_rng(5))
     keys = np.arange(instruments)
     _, carries, _ = refresh(returns, [None] * instruments, keys, 1, 3, spec, NumpyBackend())

@@ -51,9 +51,10 @@ def test_only_the_unconverged_run_on_and_the_rest_are_untouched() -> None:
         np.testing.assert_array_equal(a[kept], b[kept], err_msg=name)
     for i in kept:
         np.testing.assert_array_equal(first_carries[i].position, more_carries[i].position)
-    for i in failed:  # run on from its draws: new draws, a new carry of as many chains
+    for i in failed:  # run on from its draws: new draws, a carry of the block's chains
         assert not np.array_equal(first_carries[i].position, more_carries[i].position)
-        assert more_carries[i].position.shape == first_carries[i].position.shape
+        assert more_carries[i].position.shape == (SPEC.extension_chains,
+                                                  first_carries[i].position.shape[1])
 
 
 def test_a_block_runs_extension_chains_from_the_draws_on_the_accounts_window() -> None:
