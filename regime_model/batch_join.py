@@ -56,9 +56,9 @@ def _rows(window: ReturnsWindow) -> np.ndarray:
 
 def run_together(backend: Backend, batches: Sequence[UpdateBatch]) -> list[SampleResult]:
     """Each batch's run: in one submission where the backend runs their join so (a
-    device, `runs_on_device`), else one after another. A joined run's gradient calls are
-    counted with its first part (the sum over parts is the calls made either way); its
-    timings are reported with each part."""
+    device, `runs_on_device`), else one after another. A joined run's gradient calls and
+    timings are reported with its first part, so that summing over the parts counts what
+    was done either way."""
     runs_on_device = getattr(backend, "runs_on_device", None)
     joined = join(batches) if len(batches) > 1 and runs_on_device is not None else None
     if joined is None or runs_on_device is None or not runs_on_device(joined):
@@ -66,4 +66,4 @@ def run_together(backend: Backend, batches: Sequence[UpdateBatch]) -> list[Sampl
     result = backend.run_update(joined)
     ends = np.cumsum([0] + [len(b.y) for b in batches])
     parts = [lanes_of(result, int(lo), int(hi)) for lo, hi in pairwise(ends)]
-    return [parts[0], *(part._replace(gradient_evals=0) for part in parts[1:])]
+    return [parts[0], *(part._replace(gradient_evals=0, timings_ms={}) for part in parts[1:])]

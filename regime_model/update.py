@@ -94,7 +94,11 @@ def _first_run(
         draws = result.draws.reshape(len(rows), s.chains, s.draws, -1)
         for j, i in enumerate(rows):
             new[i], source[i] = carried[j], draws[j]
-    timings = {**results[0].timings_ms, "summary": 1e3 * (time.perf_counter() - t0)}
+    timings: dict[str, float] = {}
+    for result in results:  # the parts' run times: one after another, or the joined run's
+        for name, ms in result.timings_ms.items():
+            timings[name] = timings.get(name, 0.0) + ms
+    timings["summary"] = 1e3 * (time.perf_counter() - t0)
     wide_run = results[-1] if wide.any() else None
     evals = sum(result.gradient_evals for result in results)
     return _First(gather_rows(parts, N), new, source, wide, wide_run, evals, timings)

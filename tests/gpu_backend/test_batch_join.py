@@ -44,6 +44,9 @@ def test_a_joined_run_is_the_separate_runs_in_one_submission(gpu_device: Device)
     before = sampler.submissions
     together = run_together(backend, batches)
     assert sampler.submissions == before + 1
+    # the one run's calls and time are reported once, with its first part
+    assert together[0].gradient_evals > 0 and together[1].gradient_evals == 0
+    assert together[0].timings_ms and not together[1].timings_ms
     for batch, part in zip(batches, together, strict=True):
         alone = backend.run_update(batch)
         np.testing.assert_array_equal(part.draws, alone.draws)

@@ -39,8 +39,13 @@ def test_an_instrument_that_ran_on_starts_its_next_update_wide() -> None:
     wide = [i for i, c in enumerate(carries) if len(c.position) == MORE.extension_chains]
     assert info.extended == len(wide) > 0, "the setting must send some instruments on"
     backend = RecordingBackend()
-    refresh(series[:, 1:], carries, keys, 2, 17, MORE, backend)
+    _, _, info = refresh(series[:, 1:], carries, keys, 2, 17, MORE, backend)
     narrow_batch, wide_batch = backend.batches[:2]
+    # numpy runs the two one after the other: the update reports both runs' time and calls
+    narrow, wide_run = backend.results[:2]
+    for part in ("warmup", "sampling"):
+        assert info.timings_ms[part] == narrow.timings_ms[part] + wide_run.timings_ms[part]
+    assert info.gradient_evals >= narrow.gradient_evals + wide_run.gradient_evals
     assert wide_batch.window is not None and narrow_batch.window is not None
     np.testing.assert_array_equal(wide_batch.window.rows, wide)
     assert len(wide_batch.y) == MORE.extension_chains * len(wide)
