@@ -37,6 +37,8 @@ import structlog
 
 from gpu_backend import select_backend
 from regime_model.backend import Backend
+from regime_model.carry import carry_problem
+from regime_model.params import n_params
 from regime_model.types import FloatArray
 from regime_model.update import InstrumentCarry, ModelSpec, refresh
 from service.model_state import ModelState, instrument_key
@@ -149,6 +151,22 @@ def same_kind(backend: Backend) -> Callable[[], Backend]:
     """A new instance of the update's backend kind, for the runner's own use."""
     name = backend.name
     return lambda: select_backend(name)
+
+
+def reset_unfit_carries(state: ModelState, ready: list[Symbol], spec: ModelSpec) -> None:
+    """Drop the carries the model can no longer start from (a checkpoint of another
+    `[model] chains`, `extension_chains` or `states`): the instrument warms up again,
+    apart, instead of the update refusing its batch at every bar."""
+    D = n_params(spec.n_states)
+    for symbol in ready:
+        carry = state.instruments[symbol].carry
+        if carry is None:
+            continue
+        problems = [carry_problem(carry, chains, D)
+                    for chains in {spec.chains, spec.extension_chains}]  # fmt: skip
+        if all(problems):
+            state.instruments[symbol].carry = None
+            log.warning("model.carry_reset", symbol=symbol, reason=problems[0])
 
 
 def split_cold(

@@ -30,7 +30,13 @@ from service.state.checkpoint_codec import (
 )
 from service.state.store import Checkpoint, DecisionRow, StateStore
 from service.types import BrokerSnapshot, OrderIntent, Symbol
-from service.worker.cold_warmup import ColdWarmup, adopt, same_kind, split_cold
+from service.worker.cold_warmup import (
+    ColdWarmup,
+    adopt,
+    reset_unfit_carries,
+    same_kind,
+    split_cold,
+)
 from service.worker.fault_points import FaultPoints
 from service.worker.order_submission import OrderSubmitter
 from service.worker.reconcile import Reconciler
@@ -201,6 +207,7 @@ class Trader:
     def _hand_off_cold(self, ready: list[Symbol], seq: int) -> list[Symbol]:
         """What this update models: the warm instruments (all, on a cold start); the cold
         ones warm up in the runner meanwhile, untraded, their positions held."""
+        reset_unfit_carries(self.model_state, ready, self.spec)
         warm, cold = split_cold(self.model_state, ready, self.cold.pending())
         if cold:
             instruments = self.model_state.instruments

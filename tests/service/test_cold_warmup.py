@@ -14,12 +14,12 @@ from structlog.typing import EventDict
 from test_trader import Rig
 
 from gpu_backend import NumpyBackend
-from regime_model.update import ModelSpec, refresh
+from regime_model.update import InstrumentCarry, ModelSpec, refresh
 from service.config_loader import LoadedConfig, load_config
-from service.model_state import instrument_key
+from service.model_state import InstrumentState, ModelState, instrument_key
 from service.status import status_document
 from service.status.render import render_text
-from service.worker.cold_warmup import ColdWarmup
+from service.worker.cold_warmup import ColdWarmup, reset_unfit_carries
 
 SMALL = FAST_SETTINGS.replace("window = 128\nchains = 4", "window = 32\nchains = 2")
 WITH_DIA = FAST_INSTRUMENTS.replace('"IWM"]', '"IWM", "DIA"]')
@@ -121,3 +121,25 @@ def test_status_shows_a_warm_up_in_flight_and_a_restart_starts_it_again(
     assert (ready["handed_off_at_seq"], ready["adopted_at_seq"]) == (3, 4)
     assert again.store.checkpoint_seqs() == [1, 2, 3, 4]
     again.close()
+
+
+def test_a_carry_no_width_of_the_model_can_start_is_dropped_and_warms_up_again() -> None:
+    """A checkpoint written under another `[model] chains` or `extension_chains`: the
+    instrument goes back to warming up, logged, instead of its batch being refused at
+    every bar; carries of either width the model runs stay."""
+    from regime_model.update import InstrumentCarry  # noqa: PLC0415
+
+    spec = ModelSpec(chains=4, extension_chains=32)
+
+    def carry(chains: int) -> InstrumentCarry:
+        return InstrumentCarry(np.zeros((chains, 6)), np.ones(chains), np.ones(6))
+
+    state = ModelState({s: InstrumentState(s) for s in ("SPY", "QQQ", "IWM")})
+    for symbol, chains in (("SPY", 4), ("QQQ", 32), ("IWM", 8)):
+        state.instruments[symbol].carry = carry(chains)
+    with structlog.testing.capture_logs() as logs:
+        reset_unfit_carries(state, ["SPY", "QQQ", "IWM"], spec)
+    assert state.instruments["IWM"].carry is None
+    assert state.instruments["SPY"].carry is not None and state.instruments["QQQ"].carry is not None
+    (event,) = named(logs, "model.carry_reset")
+    assert event["symbol"] == "IWM" and "position has shape (8, 6)" in event["reason"]
