@@ -155,8 +155,8 @@ def same_kind(backend: Backend) -> Callable[[], Backend]:
 
 def reset_unfit_carries(state: ModelState, ready: list[Symbol], spec: ModelSpec) -> None:
     """Drop the carries the model can no longer start from (a checkpoint of another
-    `[model] chains`, `extension_chains` or `states`): the instrument warms up again,
-    apart, instead of the update refusing its batch at every bar."""
+    `[model] chains`, `extension_chains` or `states`, found at resume): the instrument
+    warms up again, apart, instead of the update refusing its batch at every bar."""
     D = n_params(spec.n_states)
     for symbol in ready:
         carry = state.instruments[symbol].carry

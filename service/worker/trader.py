@@ -129,6 +129,9 @@ class Trader:
         checkpoint = self.store.latest()
         if checkpoint is not None:
             self.model_state = checkpoint_state(self.store, checkpoint)
+            # carries written under another [model] width warm up again (the model's spec
+            # is fixed for the worker's life, so resuming is the one place they can appear)
+            reset_unfit_carries(self.model_state, list(self.model_state.instruments), self.spec)
             self.seq, self.last_bar_time = checkpoint.seq, checkpoint.bar_time
             self.cursor.value = checkpoint.bar_time
         self._sync_rotation()  # the file may have changed while we were down
@@ -207,7 +210,6 @@ class Trader:
     def _hand_off_cold(self, ready: list[Symbol], seq: int) -> list[Symbol]:
         """What this update models: the warm instruments (all, on a cold start); the cold
         ones warm up in the runner meanwhile, untraded, their positions held."""
-        reset_unfit_carries(self.model_state, ready, self.spec)
         warm, cold = split_cold(self.model_state, ready, self.cold.pending())
         if cold:
             instruments = self.model_state.instruments

@@ -200,3 +200,22 @@ def test_a_removed_instrument_is_sold_then_forgotten_and_an_added_one_starts_col
     assert any(e["event"] == "instruments.retired" and symbol in e["symbols"] for e in logs)
     assert rig.trader.model_state.instruments["DIA"].returns.size == 128  # history fetched
     rig.close()
+
+
+def test_carries_of_another_model_width_are_reset_at_resume(tmp_path: Path) -> None:
+    """Restarted with `[model] chains` changed: the checkpoint's carries fit no width the
+    model now runs, so each instrument warms up again (`model.carry_reset`) instead of
+    the update refusing its batch."""
+    state = tmp_path / "state"
+    rig = Rig(make_config(tmp_path), state)
+    rig.trader.resume()
+    rig.update(0)
+    rig.close()
+    (tmp_path / "service.toml").write_text(FAST_SETTINGS.replace("chains = 4", "chains = 2"))
+    again = Rig(load_config(tmp_path / "service.toml"), state)
+    with structlog.testing.capture_logs() as logs:
+        again.trader.resume()
+    reset = sorted(e["symbol"] for e in logs if e["event"] == "model.carry_reset")
+    assert reset == sorted(again.trader.model_state.instruments)
+    assert all(st.carry is None for st in again.trader.model_state.instruments.values())
+    again.close()
