@@ -134,8 +134,7 @@ class LaneSampler:
             generation = self.hmm.pool.generation
             head = self.ring.write(queue, buffers["s_ring"], buffers["s_scale"], window, generation)
             ring = (head, len(window.scale), window.chains)
-            rows = np.arange(len(window.scale)) if window.rows is None else window.rows
-            queue.write_buffer(buffers["s_rows"], 0, np.asarray(rows, dtype=np.uint32))
+            queue.write_buffer(buffers["s_rows"], 0, window.instruments().astype(np.uint32))
         else:
             self.hmm.write_y(buffers["y"], y_tm)
         write_state(queue, buffers, p, batch.config.target_accept, ring)

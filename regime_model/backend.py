@@ -12,6 +12,8 @@ from __future__ import annotations
 from functools import partial
 from typing import NamedTuple, Protocol
 
+import numpy as np
+
 from regime_model import hmc, level_shift, rng
 from regime_model.sampler import LaneStart, SamplerConfig, SampleResult, sample
 from regime_model.types import FloatArray, IntArray, PredictiveBatch, Priors, Trajectory
@@ -43,6 +45,11 @@ class ReturnsWindow(NamedTuple):
     scale: FloatArray  # [N]
     chains: int
     rows: IntArray | None = None  # [n] indices into returns' N, in lane order
+
+    def instruments(self) -> IntArray:
+        """The row of `returns` each group of `chains` lanes reads: `rows`, or all in order."""
+        out: IntArray = np.arange(len(self.scale)) if self.rows is None else np.asarray(self.rows)
+        return out
 
 
 class Backend(Protocol):

@@ -37,7 +37,7 @@ def join(batches: Sequence[UpdateBatch]) -> UpdateBatch | None:
                                                                strict=True))
                 or not np.array_equal(b.window.returns, first.window.returns)):  # fmt: skip
             return None
-    rows = np.concatenate([np.repeat(_rows(b.window), b.window.chains) for b in batches
+    rows = np.concatenate([np.repeat(b.window.instruments(), b.window.chains) for b in batches
                            if b.window is not None])  # fmt: skip
     assert first.window is not None
     window = ReturnsWindow(first.window.returns, first.window.scale, 1, rows)
@@ -48,10 +48,6 @@ def join(batches: Sequence[UpdateBatch]) -> UpdateBatch | None:
     y = np.concatenate([b.y for b in batches])
     return UpdateBatch(y, first.n_states, first.priors, start, stream, first.schedule,
                        first.config, window)  # fmt: skip
-
-
-def _rows(window: ReturnsWindow) -> np.ndarray:
-    return np.arange(len(window.scale)) if window.rows is None else np.asarray(window.rows)
 
 
 def run_together(backend: Backend, batches: Sequence[UpdateBatch]) -> list[SampleResult]:

@@ -151,12 +151,8 @@ def estimate_of(
 
 def merge_rows(base: RegimeEstimate, part: RegimeEstimate, rows: IntArray) -> RegimeEstimate:
     """`base` with the instruments at `rows` replaced by `part`'s (in that order)."""
-    merged = []
-    for whole, some in zip(base, part, strict=True):
-        out = np.array(whole, copy=True)
-        out[rows] = some
-        merged.append(out)
-    return RegimeEstimate(*merged)
+    n = len(base.converged)
+    return gather_rows([(base, np.arange(n)), (part, np.asarray(rows))], n)
 
 
 def gather_rows(parts: list[tuple[RegimeEstimate, IntArray]], n: int) -> RegimeEstimate:
