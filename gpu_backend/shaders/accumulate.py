@@ -20,10 +20,10 @@ fn acc_split(a: Acc) -> vec2<f32> { let hi = f32(a); return vec2<f32>(hi, f32(a 
 fn acc_sum(a: Acc, b: Acc) -> Acc { return a + b; }
 fn acc_residual(a: Acc, p: f32, b: Acc) -> f32 { return f32(a - f64(p) * b); }
 
-// Four sums at once (one per state), for the vectorised kernels.
-alias AccV = vec4<f64>;
-fn accv_zero() -> AccV { return vec4<f64>(0.0); }
-fn accv_add(a: AccV, x: vec4<f32>) -> AccV { return a + vec4<f64>(x); }
+// K sums at once (one per state), for the vectorised kernels.
+alias AccV = vec{K}<f64>;
+fn accv_zero() -> AccV { return AccV(0.0); }
+fn accv_add(a: AccV, x: vec{K}<f32>) -> AccV { return a + AccV(x); }
 fn accv_at(a: AccV, k: u32) -> Acc { return a[k]; }
 """
 
@@ -41,16 +41,16 @@ fn acc_split(a: Acc) -> vec2<f32> { return vec2<f32>(a.x, -a.y); }
 fn acc_sum(a: Acc, b: Acc) -> Acc { return acc_add(acc_add(a, b.x), -b.y); }
 fn acc_residual(a: Acc, p: f32, b: Acc) -> f32 { return (a.x - p * b.x) - (a.y - p * b.y); }
 
-// Four sums at once (one per state), for the vectorised kernels.
-struct AccV { s: vec4<f32>, c: vec4<f32> };
-fn opaque4(x: vec4<f32>) -> vec4<f32> {
-    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(params.zero_bits));
+// K sums at once (one per state), for the vectorised kernels.
+struct AccV { s: vec{K}<f32>, c: vec{K}<f32> };
+fn opaque_v(x: vec{K}<f32>) -> vec{K}<f32> {
+    return bitcast<vec{K}<f32>>(bitcast<vec{K}<u32>>(x) ^ vec{K}<u32>(params.zero_bits));
 }
-fn accv_zero() -> AccV { return AccV(vec4<f32>(0.0), vec4<f32>(0.0)); }
-fn accv_add(a: AccV, x: vec4<f32>) -> AccV {
+fn accv_zero() -> AccV { return AccV(vec{K}<f32>(0.0), vec{K}<f32>(0.0)); }
+fn accv_add(a: AccV, x: vec{K}<f32>) -> AccV {
     let v = x - a.c;
-    let s = opaque4(a.s + v);
-    return AccV(s, opaque4(s - a.s) - v);
+    let s = opaque_v(a.s + v);
+    return AccV(s, opaque_v(s - a.s) - v);
 }
 fn accv_at(a: AccV, k: u32) -> Acc { return vec2<f32>(a.s[k], a.c[k]); }
 """

@@ -295,4 +295,4 @@ def hmm_source(K: int, workgroup: int, accumulate: Accumulate, theta_writable: b
     common = _COMMON.replace("{K}", str(K)).replace("{WG}", str(workgroup))
     common = common.replace("{THETA}", "read_write" if theta_writable else "read")
     common = common.replace("{SOFTPLUS}", SOFTPLUS_WGSL)
-    return common + acc + _VALUE_GRAD + _PREDICTIVE
+    return common + acc.replace("{K}", str(K)) + _VALUE_GRAD + _PREDICTIVE

@@ -24,7 +24,7 @@ scratch is lane-major here ([lanes, T, K]) so a workgroup's writes are close.
 
 from __future__ import annotations
 
-from gpu_backend.shaders.hmm_vectors import HMM_VECTORS
+from gpu_backend.shaders.hmm_vectors import vector_source
 from gpu_backend.shaders.workgroup_sums import WORKGROUP_SUMS
 
 ENTRY_VALUE_GRAD_SCAN = "value_grad_scan"
@@ -38,32 +38,30 @@ const LT: u32 = {LT}u;
 const TMAX: u32 = {TMAX}u;
 
 var<workgroup> ys: array<f32, TMAX>;
-var<workgroup> mats: array<mat4x4<f32>, LT>;
+var<workgroup> mats: array<SM, LT>;
 
 fn lslot(t: u32, k: u32, lane: u32) -> u32 { return (lane * params.T + t) * K + k; }
 
-fn scaled(r: mat4x4<f32>) -> mat4x4<f32> {
-    let c = max(max(r[0], r[1]), max(r[2], r[3]));
-    let top = max(max(c.x, c.y), max(c.z, c.w));
+fn scaled(r: SM) -> SM {
+    let top = mmax(r);
     if (top > 0.0) { return r * (1.0 / top); }
     return r;
 }
 
 // M_j: the product of the chunk's A_t, from the identity.
-fn chunk_matrix(v: VModel, t0: u32, t1: u32) -> mat4x4<f32> {
-    var r = mat4x4<f32>(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0),
-                        vec4<f32>(0.0, 0.0, 1.0, 0.0), vec4<f32>(0.0, 0.0, 0.0, 1.0));
+fn chunk_matrix(v: VModel, t0: u32, t1: u32) -> SM {
+    var r = identity();
     for (var t = t0; t < t1; t++) {
         let e = vemit(v, ys[t]);
         var a = r;
         if (t > 0u) { a = r * v.P; }
-        r = scaled(mat4x4<f32>(a[0] * e.rel.x, a[1] * e.rel.y, a[2] * e.rel.z, a[3] * e.rel.w));
+        r = scaled(scale_columns(a, e.rel));
     }
     return r;
 }
 
 // The filtered message at the bar before thread j's chunk (uniform for the first chunk).
-fn prefix_start(own: mat4x4<f32>, j: u32, on: vec4<f32>) -> vec4<f32> {
+fn prefix_start(own: SM, j: u32, on: SV) -> SV {
     mats[j] = own;
     workgroupBarrier();
     for (var d = 1u; d < LT; d <<= 1u) {
@@ -75,13 +73,13 @@ fn prefix_start(own: mat4x4<f32>, j: u32, on: vec4<f32>) -> vec4<f32> {
     }
     var u = on;
     if (j > 0u) { u = on * mats[j - 1u]; }
-    u = u / dot(u, vec4<f32>(1.0));
+    u = u / dot(u, SV(1.0));
     workgroupBarrier();
     return u;
 }
 
 // The backward message at the last bar of thread j's chunk, up to scale.
-fn suffix_start(own: mat4x4<f32>, j: u32, on: vec4<f32>) -> vec4<f32> {
+fn suffix_start(own: SM, j: u32, on: SV) -> SV {
     mats[j] = own;
     workgroupBarrier();
     for (var d = 1u; d < LT; d <<= 1u) {
@@ -93,15 +91,15 @@ fn suffix_start(own: mat4x4<f32>, j: u32, on: vec4<f32>) -> vec4<f32> {
     }
     var b = on;
     if (j + 1u < LT) { b = mats[j + 1u] * on; }
-    b = b / max(max(b.x, b.y), max(b.z, b.w));
+    b = b / vmax(b);
     workgroupBarrier();
     return b;
 }
 
-struct VForward { a: vec4<f32>, ll: Acc };
+struct VForward { a: SV, ll: Acc };
 
 // hmm.py's forward steps over [t0, t1) from the filtered message a0 of bar t0 - 1.
-fn forward_chunk(v: VModel, lane: u32, a0: vec4<f32>, t0: u32, t1: u32, store: bool) -> VForward {
+fn forward_chunk(v: VModel, lane: u32, a0: SV, t0: u32, t1: u32, store: bool) -> VForward {
     var f: VForward;
     f.ll = acc_zero();
     f.a = a0;
@@ -117,37 +115,34 @@ fn forward_chunk(v: VModel, lane: u32, a0: vec4<f32>, t0: u32, t1: u32, store: b
     return f;
 }
 
-fn stored(t: u32, lane: u32) -> vec4<f32> {
-    var a = vec4<f32>(0.0);
+fn stored(t: u32, lane: u32) -> SV {
+    var a = SV(0.0);
     for (var k = 0u; k < K; k++) { a[k] = alpha_store[lslot(t, k, lane)]; }
     return a;
 }
 
 // hmm.py's Sums as vectors; n_j is column j of the transition counts.
-struct VSums { gz: AccV, gzz: AccV, n0: AccV, n1: AccV, n2: AccV, n3: AccV };
+struct VSums { gz: AccV, gzz: AccV, {N_FIELDS} };
 
 // hmm.py's backward steps over the chunk, from its last bar down; `before` is the
 // filtered message of bar t0 - 1 (the chunk's prefix_start).
-fn backward_chunk(v: VModel, lane: u32, b0: vec4<f32>, before: vec4<f32>,
+fn backward_chunk(v: VModel, lane: u32, b0: SV, before: SV,
                   t0: u32, t1: u32) -> VSums {
-    var s = VSums(accv_zero(), accv_zero(), accv_zero(), accv_zero(), accv_zero(), accv_zero());
+    var s = VSums({N_ZERO});
     var b = b0;
     var t = t1;
     while (t > t0) {
         t -= 1u;
         let e = vemit(v, ys[t]);
         let g = stored(t, lane) * b;
-        let gk = g / dot(g, vec4<f32>(1.0));
+        let gk = g / dot(g, SV(1.0));
         s.gz = accv_add(s.gz, gk * e.z);
-        s.gzz = accv_add(s.gzz, gk * (e.z * e.z - vec4<f32>(1.0)));
+        s.gzz = accv_add(s.gzz, gk * (e.z * e.z - SV(1.0)));
         if (t == 0u) { break; }
         var prev = before;
         if (t > t0) { prev = stored(t - 1u, lane); }
         let w = e.rel * b / dot(prev * v.P, e.rel * b);
-        s.n0 = accv_add(s.n0, prev * (v.P[0] * w.x));
-        s.n1 = accv_add(s.n1, prev * (v.P[1] * w.y));
-        s.n2 = accv_add(s.n2, prev * (v.P[2] * w.z));
-        s.n3 = accv_add(s.n3, prev * (v.P[3] * w.w));
+{N_ADD}
         b = v.P * w;
     }
     return s;
@@ -155,7 +150,7 @@ fn backward_chunk(v: VModel, lane: u32, b0: vec4<f32>, before: vec4<f32>,
 
 fn to_sums(v: VSums) -> Sums {
     var s: Sums;
-    let columns = array<AccV, 4>(v.n0, v.n1, v.n2, v.n3);
+    let columns = array<AccV, K>({N_LIST});
     for (var i = 0u; i < K; i++) {
         s.gz[i] = accv_at(v.gz, i);
         s.gzz[i] = accv_at(v.gzz, i);
@@ -247,13 +242,31 @@ def lane_threads_for(K: int, requested: int) -> int:
 
 
 def workgroup_bytes(K: int, lane_threads: int) -> int:
-    """The window, the scan's 4 x 4 matrices and the reduction's sums (8-byte accumulators)."""
+    """The window, the scan's K x K matrices (columns padded to vec4 for K = 3, as WGSL
+    lays them out) and the reduction's sums (8-byte accumulators)."""
     sums = 1 + 2 * K + K * K
-    return 4 * TMAX + lane_threads * (64 + 8 * sums)
+    matrix = K * 4 * (4 if K == 3 else K)
+    return 4 * TMAX + lane_threads * (matrix + 8 * sums)
 
 
 def scan_source(K: int, lane_threads: int) -> str:
     """The scan entry points; appended to shaders/hmm.py's module for the same K."""
     lt = lane_threads_for(K, lane_threads)
-    source = HMM_VECTORS + _SOURCE + WORKGROUP_SUMS
-    return source.replace("{LT}", str(lt)).replace("{TMAX}", str(TMAX))
+    source = _SOURCE.replace("{LT}", str(lt)).replace("{TMAX}", str(TMAX))
+    for hole, text in _column_sums(K).items():
+        source = source.replace(hole, text)
+    return vector_source(K) + source + WORKGROUP_SUMS
+
+
+def _column_sums(K: int) -> dict[str, str]:
+    """The source's holes for VSums' transition-count columns n_j: K fields, one
+    accumulator each, not an array, so that they stay in registers."""
+    return {
+        "{N_FIELDS}": ", ".join(f"n{j}: AccV" for j in range(K)),
+        "{N_ZERO}": ", ".join(["accv_zero()"] * (K + 2)),
+        "{N_ADD}": "\n".join(
+            f"        s.n{j} = accv_add(s.n{j}, prev * (v.P[{j}] * w.{'xyzw'[j]}));"
+            for j in range(K)
+        ),
+        "{N_LIST}": ", ".join(f"v.n{j}" for j in range(K)),
+    }

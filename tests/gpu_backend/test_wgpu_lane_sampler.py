@@ -55,8 +55,10 @@ def test_the_scan_kernels_give_the_reference_density_gradient_and_predictive(
 
 
 def test_lane_threads_shrink_to_what_workgroup_memory_holds() -> None:
+    # K x K matrices: a K = 2 lane's scan needs a quarter of K = 4's matrix memory
     assert lane_threads_for(2, 64) == 64
-    assert lane_threads_for(2, 128) == 64
+    assert lane_threads_for(2, 256) == 128
+    assert lane_threads_for(3, 128) == 64
     assert lane_threads_for(4, 128) == 32
     with pytest.raises(ValueError, match="power of two"):
         lane_threads_for(2, 48)
