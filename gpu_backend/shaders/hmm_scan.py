@@ -18,8 +18,9 @@ scan, the parallel-in-time forward-backward:
   sums to one, as in the serial pass), the sums reduced across the workgroup (`Acc`).
 
 With LT = T every chunk is one bar: the pure associative scan. LT is a parameter so the
-two ends and the points between can be measured (docs/benchmarks.md). The messages
-scratch is lane-major here ([lanes, T, K]) so a workgroup's writes are close.
+two ends and the points between can be measured (docs/benchmarks.md). A thread keeps
+its chunk's filtered messages for its backward pass in its own array, not in hmm.py's
+device scratch.
 """
 
 from __future__ import annotations
@@ -40,7 +41,11 @@ const TMAX: u32 = {TMAX}u;
 var<workgroup> ys: array<f32, TMAX>;
 var<workgroup> mats: array<SM, LT>;
 
-fn lslot(t: u32, k: u32, lane: u32) -> u32 { return (lane * params.T + t) * K + k; }
+// The filtered messages of the thread's own chunk, for its backward pass: at most
+// ceil(TMAX / LT) bars, each thread its own (registers or local memory, both nearer
+// than the device memory a scratch buffer would be).
+const CMAX: u32 = (TMAX + LT - 1u) / LT;
+var<private> chunk_alpha: array<SV, CMAX>;
 
 fn scaled(r: SM) -> SM {
     let top = mmax(r);
@@ -99,7 +104,7 @@ fn suffix_start(own: SM, j: u32, on: SV) -> SV {
 struct VForward { a: SV, ll: Acc };
 
 // hmm.py's forward steps over [t0, t1) from the filtered message a0 of bar t0 - 1.
-fn forward_chunk(v: VModel, lane: u32, a0: SV, t0: u32, t1: u32, store: bool) -> VForward {
+fn forward_chunk(v: VModel, a0: SV, t0: u32, t1: u32, store: bool) -> VForward {
     var f: VForward;
     f.ll = acc_zero();
     f.a = a0;
@@ -109,24 +114,19 @@ fn forward_chunk(v: VModel, lane: u32, a0: SV, t0: u32, t1: u32, store: bool) ->
         if (t > 0u) { pred = f.a * v.P; }
         let s = dot(pred, e.rel);
         f.a = pred * e.rel / s;
-        if (store) { for (var k = 0u; k < K; k++) { alpha_store[lslot(t, k, lane)] = f.a[k]; } }
+        if (store) { chunk_alpha[t - t0] = f.a; }
         f.ll = acc_add(acc_add(f.ll, log(s)), e.log_max);
     }
     return f;
 }
 
-fn stored(t: u32, lane: u32) -> SV {
-    var a = SV(0.0);
-    for (var k = 0u; k < K; k++) { a[k] = alpha_store[lslot(t, k, lane)]; }
-    return a;
-}
 
 // hmm.py's Sums as vectors; n_j is column j of the transition counts.
 struct VSums { gz: AccV, gzz: AccV, {N_FIELDS} };
 
 // hmm.py's backward steps over the chunk, from its last bar down; `before` is the
 // filtered message of bar t0 - 1 (the chunk's prefix_start).
-fn backward_chunk(v: VModel, lane: u32, b0: SV, before: SV,
+fn backward_chunk(v: VModel, b0: SV, before: SV,
                   t0: u32, t1: u32) -> VSums {
     var s = VSums({N_ZERO});
     var b = b0;
@@ -134,13 +134,13 @@ fn backward_chunk(v: VModel, lane: u32, b0: SV, before: SV,
     while (t > t0) {
         t -= 1u;
         let e = vemit(v, ys[t]);
-        let g = stored(t, lane) * b;
+        let g = chunk_alpha[t - t0] * b;
         let gk = g / dot(g, SV(1.0));
         s.gz = accv_add(s.gz, gk * e.z);
         s.gzz = accv_add(s.gzz, gk * (e.z * e.z - SV(1.0)));
         if (t == 0u) { break; }
         var prev = before;
-        if (t > t0) { prev = stored(t - 1u, lane); }
+        if (t > t0) { prev = chunk_alpha[t - 1u - t0]; }
         let w = e.rel * b / dot(prev * v.P, e.rel * b);
 {N_ADD}
         b = v.P * w;
@@ -185,8 +185,8 @@ fn gradient_of(m: Model, lane: u32, j: u32, c: Chunk) {
     let own = chunk_matrix(v, c.t0, c.t1);
     let before = prefix_start(own, j, v.on);
     let after = suffix_start(own, j, v.on);
-    let f = forward_chunk(v, lane, before, c.t0, c.t1, true);
-    let mine = to_sums(backward_chunk(v, lane, after, before, c.t0, c.t1));
+    let f = forward_chunk(v, before, c.t0, c.t1, true);
+    let mine = to_sums(backward_chunk(v, after, before, c.t0, c.t1));
     let total = reduce(pack(f.ll, mine), j);
     if (j == 0u) { out_value[lane] = acc_split(write_gradient(m, unpack(total), lane, total[0])); }
 }
@@ -199,7 +199,7 @@ fn filter_at(lane: u32, j: u32, c: Chunk, m: Model) -> Filtered {
     let v = vmodel(m);
     let before = prefix_start(chunk_matrix(v, c.t0, c.t1), j, v.on);
     var out: Filtered;
-    out.f = forward_chunk(v, lane, before, c.t0, c.t1, false);
+    out.f = forward_chunk(v, before, c.t0, c.t1, false);
     out.last = c.t0 < c.t1 && c.t1 == params.T;
     return out;
 }

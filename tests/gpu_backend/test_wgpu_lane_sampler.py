@@ -38,7 +38,8 @@ def _inputs(K: int, T: int, lanes: int = 5) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("lane_threads", [8, 32])
-@pytest.mark.parametrize(("K", "T"), [(2, 1), (2, 7), (2, 64), (3, 33), (4, 50)])
+# T = TMAX: every thread's chunk is as long as its private array of messages
+@pytest.mark.parametrize(("K", "T"), [(2, 1), (2, 7), (2, 64), (3, 33), (4, 50), (2, TMAX)])
 def test_the_scan_kernels_give_the_reference_density_gradient_and_predictive(
     gpu_device: Device, lane_threads: int, K: int, T: int
 ) -> None:
