@@ -4,7 +4,9 @@ time flat in the lanes (latency: merging batches pays) or proportional (throughp
 does not)? Warm updates of N instruments x C chains (T 256, K 2, wgpu, no run-on), three
 back to back, then two after a 3 s pause each. One JSON line per shape.
 
-    python docs/bench-results/lanes_latency.py N:C [N:C ...]
+    python docs/bench-results/lanes_latency.py [--lane-threads LT] N:C [N:C ...]
+
+`--lane-threads`: threads per lane of the scan kernels (the backend's default if left out).
 """
 
 from __future__ import annotations
@@ -25,8 +27,11 @@ PAUSES = (0.0, 0.0, 0.0, 3.0, 3.0)  # seconds before each warm update
 
 
 def main() -> None:
-    backend, T = WgpuBackend(), 256
-    for shape in sys.argv[1:]:
+    shapes, lane_threads = sys.argv[1:], None
+    if shapes[:1] == ["--lane-threads"]:
+        lane_threads, shapes = int(shapes[1]), shapes[2:]
+    backend, T = WgpuBackend(lane_threads=lane_threads), 256
+    for shape in shapes:
         N, C = (int(x) for x in shape.split(":"))
         spec = ModelSpec(chains=C, extend_max=0)
         returns = 0.01 * regime_returns(N, T + 10, np.random.default_rng(3))
@@ -40,7 +45,8 @@ def main() -> None:
                                        backend)  # fmt: skip
             wall = 1e3 * (time.perf_counter() - t0)
             rows.append([pause, round(wall, 1), round(info.timings_ms["device_update"], 1)])
-        print(json.dumps({"instruments": N, "chains": C, "lanes": N * C,
+        print(json.dumps({"lane_threads": backend.kernels.lane_threads,
+                          "instruments": N, "chains": C, "lanes": N * C,
                           "[pause_s, wall_ms, device_update_ms]": rows}), flush=True)
 
 
