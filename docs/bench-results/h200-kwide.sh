@@ -5,8 +5,9 @@
 # the session's start (749f637, padded vec4 / mat4x4), K-wide vectors only (0b6f677), and
 # HEAD (also the chunk's messages in a private array) at 64, 128 and 32 threads per lane;
 # the two older trees are carried as scratch/trees/{old,kw} (`git archive` of the
-# packages); then `bench round` at the trial shape on wgpu. `rounds`: the digest,
-# `bench model --shape trial`, and `bench round` wgpu then numpy in one call (the ratio).
+# packages); then `bench round` at the trial shape on wgpu. `rounds` (the default now 32
+# threads per lane): lanes at 32 then 64, `bench model --shape trial`, and `bench round`
+# wgpu then numpy in one call (the ratio).
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
 set -u
 OUT=${OUT:?set OUT to the folder for the results}
@@ -39,9 +40,9 @@ kernels)
         --pace-s 3 --lead-s 25 --out "$OUT/round-h200-wgpu-$TAG.json"
     grep -E "warm round|cold round" "$LOGS/round-wgpu.log" >>"$OUT/summary.txt"
     ;;
-rounds)
-    step digest 60 python3 -m service.cli bench digest --json
-    cp "$LOGS/digest.log" "$OUT/digest-h200-$TAG.json"
+rounds)  # after LANE_THREADS 64 -> 32: the two again, in the other order
+    lanes . head-32-2 32
+    lanes . head-64-2 64
     step model 150 python3 -m service.cli bench model --shape trial --backend wgpu \
         --out "$OUT/model-trial-h200-wgpu-$TAG.json"
     # shellcheck disable=SC2086
