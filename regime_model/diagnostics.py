@@ -75,7 +75,8 @@ def normal_quantile(p: FloatArray) -> FloatArray:
 
 def average_ranks(x: FloatArray) -> FloatArray:
     """1-based ranks along the last axis, ties given the mean of the ranks they span."""
-    return _ranks_of_sorted(*_sorted(x))
+    out: FloatArray = (_rank_index(*_sorted(x)) + 2) / 2.0
+    return out
 
 
 def _sorted(x: FloatArray) -> tuple[FloatArray, IntArray]:
@@ -85,19 +86,24 @@ def _sorted(x: FloatArray) -> tuple[FloatArray, IntArray]:
     return np.take_along_axis(x, order, axis=-1), order
 
 
-def _ranks_of_sorted(v: FloatArray, order: IntArray) -> FloatArray:
-    """average_ranks from the sorted values v and the order that sorts them."""
+def _rank_index(v: FloatArray, order: IntArray) -> IntArray:
+    """2 x average rank - 2 of every element (an integer: the 0-based positions of the
+    first and last member of its tie, added), at its place before the sort, from the
+    sorted values v and the order that sorts them."""
     n = v.shape[-1]
-    idx = np.broadcast_to(np.arange(n), v.shape)
+    idx = np.arange(n)
     new = np.ones(v.shape, dtype=bool)
-    new[..., 1:] = v[..., 1:] != v[..., :-1]
+    np.not_equal(v[..., 1:], v[..., :-1], out=new[..., 1:])
     first = np.maximum.accumulate(np.where(new, idx, 0), axis=-1)
     last_new = np.ones(v.shape, dtype=bool)
     last_new[..., :-1] = new[..., 1:]
     last = np.minimum.accumulate(np.where(last_new, idx, n)[..., ::-1], axis=-1)[..., ::-1]
-    ranks = np.empty_like(v)
-    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=-1)
-    return ranks
+    # Scattered back through flat indices: put_along_axis builds an index per axis and
+    # took twice as long on the wide groups' draws (docs/benchmarks.md, thirteenth session).
+    rows = np.arange(v.size // n).reshape(*v.shape[:-1], 1) * n
+    out = np.empty(v.size, dtype=np.intp)
+    out[(order + rows).ravel()] = (first + last).ravel()
+    return out.reshape(v.shape)
 
 
 @functools.lru_cache(maxsize=16)
@@ -120,8 +126,7 @@ def _split(draws: FloatArray) -> FloatArray:
 
 def _normal_scores(v: FloatArray, order: IntArray) -> FloatArray:
     """Normal scores of the pooled ranks of x [..., P], given its sort (v, order)."""
-    index = (2.0 * _ranks_of_sorted(v, order)).astype(np.intp) - 2
-    out: FloatArray = _scores(v.shape[-1])[index]
+    out: FloatArray = _scores(v.shape[-1])[_rank_index(v, order)]
     return out
 
 
