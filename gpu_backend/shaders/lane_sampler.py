@@ -10,18 +10,13 @@ test, the step-size search, the draw's record); every thread takes part in each 
 through workgroup memory. After each draw the workgroup filters the window at the draw
 and writes what the strategy reads (P(regime | window), the next return's predictive mean
 and variance), so the summary needs no second submission and no upload of the window per
-draw. The lane's state (sampler.py's `fs` and `us`, the trajectory's position, gradient
-and log density) lives in thread 0's private memory for the whole run: the module's text
-is rewritten onto private copies (`_on_private_state`), copied in at the start and back
-at the end.
+draw.
 
-Bindings: group 0 is the HMM kernels' own (theta: the starting position, read once);
+Bindings: group 0 is the HMM kernels' own (theta read-write: the trajectory moves it);
 group 1 the sampler's state and outputs.
 """
 
 from __future__ import annotations
-
-import re
 
 from gpu_backend.pipeline_cache import HMM_BINDINGS
 from gpu_backend.shaders.accumulate import Accumulate
@@ -103,7 +98,6 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
              @builtin(local_invocation_index) j: u32) {
     let lane = wid.y * groups.x + wid.x;
     if (lane >= params.lanes) { return; }
-    if (j == 0u) { load_lane_state(lane); }
     var c: Chunk;
     if (sp.chains > 0u) { c = load_ring_window(lane, j); } else { c = load_window(lane, j); }
     share_position(lane, j);
@@ -126,75 +120,16 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
         if (j == 0u) { finish_lane(lane); }
         if (it >= sp.warmup) { record_predictive(lane, j, c, it - sp.warmup); }
     }
-    if (j == 0u) { store_lane_state(); }
 }
 """
-
-
-# The lane's own state in thread 0's private memory for the whole run, copied in from the
-# device buffers at the start and back at the end (the host reads fs and us). Thread 0
-# runs every per-lane step (sampler.py's functions, the gradient's write-out); on device
-# buffers each of its loads waited on the stores before it (buffers may alias) and the
-# loads themselves went to L2, a chain of round trips per leapfrog step.
-_LANE_STATE = """
-var<private> lfs: array<f32, 4u * DM + NS>;
-var<private> lus: array<u32, NW>;
-var<private> lpos: array<f32, DM>;   // the trajectory's position (the HMM kernels' theta)
-var<private> lgrad: array<f32, DM>;  // its gradient (out_vec)
-var<private> lval: vec2<f32>;        // its log density (out_value)
-var<private> lane_f0: u32;
-var<private> lane_u0: u32;
-var<private> lane_t0: u32;
-
-fn load_lane_state(lane: u32) {
-    lane_f0 = fbase(lane);
-    lane_u0 = lane * NW;
-    lane_t0 = lane * DM;
-    for (var i = 0u; i < 4u * DM + NS; i++) { lfs[i] = fs[lane_f0 + i]; }
-    for (var i = 0u; i < NW; i++) { lus[i] = us[lane_u0 + i]; }
-    for (var d = 0u; d < DM; d++) { lpos[d] = theta[lane_t0 + d]; }
-}
-
-fn store_lane_state() {
-    for (var i = 0u; i < 4u * DM + NS; i++) { fs[lane_f0 + i] = lfs[i]; }
-    for (var i = 0u; i < NW; i++) { us[lane_u0 + i] = lus[i]; }
-}
-"""
-
-# What the per-lane code reads and writes, and its private copy: `name[i]` becomes
-# `copy[(i) - base]`, the lane's own offset taken off (an index the compiler folds to a
-# constant, as D is one: `sp.D` and `params.D` become DM).
-_PRIVATE = {"fs": ("lfs", "lane_f0"), "us": ("lus", "lane_u0"), "theta": ("lpos", "lane_t0"),
-            "out_vec": ("lgrad", "lane_t0"), "out_value": ("lval", "")}  # fmt: skip
-
-
-def _on_private_state(source: str) -> str:
-    """source with every indexed access of the per-lane buffers on the private copies."""
-    source = source.replace("sp.D", "DM").replace("params.D", "DM")
-    out, i = [], 0
-    pattern = re.compile(r"\b(" + "|".join(_PRIVATE) + r")\[")
-    while (m := pattern.search(source, i)) is not None:
-        depth, end = 1, m.end()
-        while depth:
-            depth += {"[": 1, "]": -1}.get(source[end], 0)
-            end += 1
-        copy, base = _PRIVATE[m.group(1)]
-        index = _on_private_state(source[m.end() : end - 1])
-        out.append(source[i : m.start()])
-        out.append(f"{copy}[({index}) - {base}]" if base else copy)
-        i = end
-    return "".join(out) + source[i:]
 
 
 def lane_sampler_source(K: int, lane_threads: int, workgroup: int, accumulate: Accumulate) -> str:
-    """The one-dispatch module for K states (`workgroup`: the HMM module's own constant).
-    Only `run_lanes` is dispatched from it; the HMM module's other entry points are in the
-    text (their helpers are shared) and see the private copies, which they never run on."""
+    """The one-dispatch module for K states (`workgroup`: the HMM module's own constant)."""
     lt = lane_threads_for(K, lane_threads)
-    per_lane = _on_private_state(
+    return (
         hmm_source(K, workgroup, accumulate, theta_writable=True)
         + scan_source(K, lt)
         + sampler_functions(workgroup, _DECLARATIONS)
         + _RUN.replace("{LT}", str(lt))
     )
-    return per_lane + _LANE_STATE
