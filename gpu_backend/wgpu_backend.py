@@ -31,9 +31,10 @@ ALL_STATES = tuple(range(MIN_STATES, MAX_STATES + 1))
 WORKGROUP = 64
 # Threads per lane of the scan kernels and the one-dispatch sampler on a GPU; a CPU adapter
 # (lavapipe) runs a thread per lane, where the scan's barriers cost more than they save
-# (docs/benchmarks.md, "The kernel: threads per lane"). 32, one warp on NVIDIA, since the
+# (docs/benchmarks.md, "A workgroup per lane ..."). 32, one warp on NVIDIA, since the
 # K-wide kernels: on the H200 at a paced bar's clocks 1,072 lanes' warm update took 53 ms
-# of device time against 78 at 64 threads and 85 at 128 (docs/benchmarks.md, "K-wide").
+# of device time against 63 at 16 threads, 78 at 64 and 85 at 128 (docs/benchmarks.md,
+# "K-wide scan kernels and a warp per lane").
 LANE_THREADS = 32
 _DEFAULT_PRIORS = Priors()
 

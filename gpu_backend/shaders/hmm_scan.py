@@ -25,7 +25,7 @@ device scratch.
 
 from __future__ import annotations
 
-from gpu_backend.shaders.hmm_vectors import vector_source
+from gpu_backend.shaders.hmm_vectors import COMPONENTS, vector_source
 from gpu_backend.shaders.workgroup_sums import WORKGROUP_SUMS
 
 ENTRY_VALUE_GRAD_SCAN = "value_grad_scan"
@@ -66,7 +66,7 @@ fn chunk_matrix(v: VModel, t0: u32, t1: u32) -> SM {
 }
 
 // The filtered message at the bar before thread j's chunk (uniform for the first chunk).
-fn prefix_start(own: SM, j: u32, on: SV) -> SV {
+fn prefix_start(own: SM, j: u32) -> SV {
     mats[j] = own;
     workgroupBarrier();
     for (var d = 1u; d < LT; d <<= 1u) {
@@ -76,15 +76,15 @@ fn prefix_start(own: SM, j: u32, on: SV) -> SV {
         mats[j] = next;
         workgroupBarrier();
     }
-    var u = on;
-    if (j > 0u) { u = on * mats[j - 1u]; }
+    var u = SV(1.0);
+    if (j > 0u) { u = u * mats[j - 1u]; }
     u = u / dot(u, SV(1.0));
     workgroupBarrier();
     return u;
 }
 
 // The backward message at the last bar of thread j's chunk, up to scale.
-fn suffix_start(own: SM, j: u32, on: SV) -> SV {
+fn suffix_start(own: SM, j: u32) -> SV {
     mats[j] = own;
     workgroupBarrier();
     for (var d = 1u; d < LT; d <<= 1u) {
@@ -94,8 +94,8 @@ fn suffix_start(own: SM, j: u32, on: SV) -> SV {
         mats[j] = next;
         workgroupBarrier();
     }
-    var b = on;
-    if (j + 1u < LT) { b = mats[j + 1u] * on; }
+    var b = SV(1.0);
+    if (j + 1u < LT) { b = mats[j + 1u] * b; }
     b = b / vmax(b);
     workgroupBarrier();
     return b;
@@ -119,7 +119,6 @@ fn forward_chunk(v: VModel, a0: SV, t0: u32, t1: u32, store: bool) -> VForward {
     }
     return f;
 }
-
 
 // hmm.py's Sums as vectors; n_j is column j of the transition counts.
 struct VSums { gz: AccV, gzz: AccV, {N_FIELDS} };
@@ -183,8 +182,8 @@ fn gradient_at(lane: u32, j: u32, c: Chunk) { gradient_of(load_model(lane), lane
 fn gradient_of(m: Model, lane: u32, j: u32, c: Chunk) {
     let v = vmodel(m);
     let own = chunk_matrix(v, c.t0, c.t1);
-    let before = prefix_start(own, j, v.on);
-    let after = suffix_start(own, j, v.on);
+    let before = prefix_start(own, j);
+    let after = suffix_start(own, j);
     let f = forward_chunk(v, before, c.t0, c.t1, true);
     let mine = to_sums(backward_chunk(v, after, before, c.t0, c.t1));
     let total = reduce(pack(f.ll, mine), j);
@@ -197,7 +196,7 @@ struct Filtered { f: VForward, last: bool };
 
 fn filter_at(lane: u32, j: u32, c: Chunk, m: Model) -> Filtered {
     let v = vmodel(m);
-    let before = prefix_start(chunk_matrix(v, c.t0, c.t1), j, v.on);
+    let before = prefix_start(chunk_matrix(v, c.t0, c.t1), j);
     var out: Filtered;
     out.f = forward_chunk(v, before, c.t0, c.t1, false);
     out.last = c.t0 < c.t1 && c.t1 == params.T;
@@ -265,7 +264,7 @@ def _column_sums(K: int) -> dict[str, str]:
         "{N_FIELDS}": ", ".join(f"n{j}: AccV" for j in range(K)),
         "{N_ZERO}": ", ".join(["accv_zero()"] * (K + 2)),
         "{N_ADD}": "\n".join(
-            f"        s.n{j} = accv_add(s.n{j}, prev * (v.P[{j}] * w.{'xyzw'[j]}));"
+            f"        s.n{j} = accv_add(s.n{j}, prev * (v.P[{j}] * w.{COMPONENTS[j]}));"
             for j in range(K)
         ),
         "{N_LIST}": ", ".join(f"v.n{j}" for j in range(K)),

@@ -4,12 +4,12 @@ For the scan kernels (shaders/hmm_scan.py): per-state arrays indexed in loops ma
 local memory; vectors and a KxK matrix stay in registers. The width is K itself (2 to 4,
 regime_model.params), not a vec4 padded with empty states: a K = 2 lane's transfer-matrix
 products are 8 multiply-adds rather than 64, and the kernel is bound by the length of its
-chain of instructions (docs/benchmarks.md, "K-wide vectors").
+chain of instructions (docs/benchmarks.md, "K-wide scan kernels and a warp per lane").
 """
 
 from __future__ import annotations
 
-_COMPONENTS = "xyzw"
+COMPONENTS = "xyzw"  # a vector's components, by state
 
 _SOURCE = """
 alias SV = vec{K}<f32>;
@@ -18,7 +18,7 @@ alias SM = mat{K}x{K}<f32>;
 // The model with the states as vector components and P as a matrix whose column j is
 // P[., j], so that a * P is the row vector a P and P * w the column P w. Vectors stay in
 // registers; hmm.py's per-state arrays indexed in loops do not, on every compiler.
-struct VModel { mu: SV, log_sigma: SV, inv_sigma: SV, on: SV, P: SM };
+struct VModel { mu: SV, log_sigma: SV, inv_sigma: SV, P: SM };
 
 fn vmodel(m: Model) -> VModel {
     var v: VModel;
@@ -29,7 +29,6 @@ fn vmodel(m: Model) -> VModel {
         v.inv_sigma[k] = m.inv_sigma[k];
         for (var i = 0u; i < K; i++) { P[k][i] = m.P[i][k]; }
     }
-    v.on = SV(1.0);
     v.P = P;
     return v;
 }
@@ -80,10 +79,10 @@ def vector_source(K: int) -> str:
     ]
     fills = {
         "{K}": str(K),
-        "{VMAX}": _nested_max([f"v.{c}" for c in _COMPONENTS[:K]]),
+        "{VMAX}": _nested_max([f"v.{c}" for c in COMPONENTS[:K]]),
         "{MMAX}": _nested_max(columns),
         "{IDENTITY}": ", ".join(ones),
-        "{SCALE_COLUMNS}": ", ".join(f"r[{i}] * e.{_COMPONENTS[i]}" for i in range(K)),
+        "{SCALE_COLUMNS}": ", ".join(f"r[{i}] * e.{COMPONENTS[i]}" for i in range(K)),
     }
     source = _SOURCE
     for key, value in fills.items():
