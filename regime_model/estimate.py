@@ -13,7 +13,7 @@ import numpy as np
 from regime_model.adaptation import regularised_variance
 from regime_model.backend import Backend
 from regime_model.carry import InstrumentCarry
-from regime_model.diagnostics import Convergence, convergence, ebfmi
+from regime_model.diagnostics import convergence, ebfmi
 from regime_model.readings import shift_acceptance
 from regime_model.sampler import SampleResult
 from regime_model.spec import ModelSpec
@@ -105,39 +105,61 @@ def _shift_acceptance(
     return shift_acceptance(draws, y, spec.n_states, spec.priors, backend)
 
 
+def parameter_diagnostics(
+    result: SampleResult, spec: ModelSpec
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """[N] each instrument's worst split R-hat, bulk ESS and tail ESS over its parameters.
+
+    Apart from the gate's diagnostics: an update runs them only for the run that gives an
+    instrument its final estimate (update.refresh), not for a run whose instruments run
+    on. Each instrument's diagnostics are its own draws' alone, so they are the same bits
+    in any batch (tests/regime_model/test_regime_diagnostics.py)."""
+    C = spec.chains
+    N = len(result.draws) // C
+    diag = convergence(result.draws.reshape(N, C, spec.draws, -1))
+    return diag.rhat.max(axis=1), diag.ess_bulk.min(axis=1), diag.ess_tail.min(axis=1)
+
+
 def estimate_of(
-    result: SampleResult, y: FloatArray, scale: FloatArray, spec: ModelSpec, backend: Backend
+    result: SampleResult,
+    y: FloatArray,
+    scale: FloatArray,
+    spec: ModelSpec,
+    backend: Backend,
+    diagnose: bool = True,
 ) -> tuple[RegimeEstimate, list[InstrumentCarry]]:
-    """The estimate of every instrument of the run, and the carries its next update starts from."""
+    """The estimate of every instrument of the run, and the carries its next update starts
+    from; `diagnose` False leaves the parameters' diagnostics (rhat, ess_bulk, ess_tail)
+    NaN, for the caller to fill with parameter_diagnostics once it knows which run's
+    estimate it keeps."""
     C, N = spec.chains, len(scale)
     draws = result.draws.reshape(N, C, spec.draws, -1)
     summary = _summarise(result, y, scale, spec, backend)
-    # The parameters and the two decision quantities in one batch (one pass, not two).
-    both = convergence(np.concatenate([draws, summary.decision_draws], axis=-1))
-    D = draws.shape[-1]
-    diag = Convergence(*(field[:, :D] for field in both))
+    decision = convergence(summary.decision_draws)
     # The gate is on what the strategy trades on, and on how well this update knows it:
     # the Monte Carlo error of each decision quantity, whose bulk ESS counts chains that
     # disagree (between-chain variance) as well as chains that move slowly. R-hat stays a
     # diagnostic: on P(turbulent) pinned near 0 or 1 it flags chains that agree to the
     # third decimal, and with 4 chains x 40 draws it cannot tell 20 % from 0 % of them in
     # the other reading (docs/benchmarks.md, "... a gate on the Monte Carlo error ...").
-    rhat_decision = both.rhat[:, D:].max(axis=1)
     spread = summary.decision_draws.reshape(N, -1, 2).std(axis=1)
     # Draws that all agree have no Monte Carlo error (their ESS is 0 / 0); an ESS that is
     # not a number otherwise counts as one draw's worth (fmax ignores the NaN).
-    mcse = np.where(spread > 0, spread / np.sqrt(np.fmax(both.ess_bulk[:, D:], 1.0)), 0.0)
+    mcse = np.where(spread > 0, spread / np.sqrt(np.fmax(decision.ess_bulk, 1.0)), 0.0)
     divergences = result.divergences.reshape(N, C).sum(axis=1)
+    undiagnosed = np.full(N, np.nan)
+    rhat, ess_bulk, ess_tail = (parameter_diagnostics(result, spec) if diagnose
+                                else (undiagnosed, undiagnosed.copy(), undiagnosed.copy()))
     estimate = RegimeEstimate(
         *summary[:3],
         converged=(mcse[:, 0] <= spec.mcse_max) & (mcse[:, 1] <= spec.vol_mcse_max)
         & (divergences <= spec.divergence_rate_max * C * spec.draws),
-        rhat=diag.rhat.max(axis=1),
-        rhat_decision=rhat_decision,
-        ess_bulk=diag.ess_bulk.min(axis=1),
+        rhat=rhat,
+        rhat_decision=decision.rhat.max(axis=1),
+        ess_bulk=ess_bulk,
         divergences=divergences,
         step_size=result.step_size.reshape(N, C).mean(axis=1),
-        ess_tail=diag.ess_tail.min(axis=1),
+        ess_tail=ess_tail,
         ebfmi=ebfmi(result.energy).reshape(N, C).min(axis=1),
         trajectory_length=result.trajectory_length.reshape(N, C).mean(axis=1),
         acceptance=result.acceptance.reshape(N, C).mean(axis=1),

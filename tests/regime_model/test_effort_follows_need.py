@@ -7,10 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
+from regime_model import update
 from regime_model.backend import UpdateBatch
+from regime_model.estimate import parameter_diagnostics
 from regime_model.sampler import SampleResult
 from regime_model.update import ModelSpec, needs_more, refresh
 
@@ -105,3 +108,29 @@ def test_running_on_is_deterministic_and_capped() -> None:
     assert 0 < a_info.extended <= 3 * N
     first, _, _ = _run(SPEC)
     assert a.converged.sum() >= first.converged.sum()
+
+
+def test_each_instrument_s_parameters_are_diagnosed_once_from_the_run_that_gives_its_estimate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The parameters' R-hat and ESS (a diagnostic, not the gate) run once per update, on
+    each instrument's final run: an instrument that runs on is not diagnosed on the first
+    run it discards. A narrow instrument's block replaces its first run, so its figures
+    are the block's chains' alone."""
+    diagnosed: list[tuple[int, int]] = []  # (instruments, chains) of each call
+
+    def counting(result: SampleResult, spec: ModelSpec):  # type: ignore[no-untyped-def]
+        diagnosed.append((len(result.draws) // spec.chains, spec.chains))
+        return parameter_diagnostics(result, spec)
+
+    monkeypatch.setattr(update, "parameter_diagnostics", counting)
+    spec = replace(SPEC, extend_max=1, extension_chains=8)
+    backend = RecordingBackend()
+    estimate, _, info = _run(spec, backend)
+    assert 0 < info.extended < N
+    assert sorted(diagnosed) == sorted([(N - info.extended, spec.chains), (info.extended, 8)])
+    assert np.isfinite(estimate.rhat).all() and np.isfinite(estimate.ess_bulk).all()
+    block, ran_on = backend.results[1], backend.batches[1].window.rows  # type: ignore[union-attr]
+    found = parameter_diagnostics(block, replace(spec, chains=8))
+    for name, values in zip(("rhat", "ess_bulk", "ess_tail"), found, strict=True):
+        np.testing.assert_array_equal(getattr(estimate, name)[ran_on], values, err_msg=name)

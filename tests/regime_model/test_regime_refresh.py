@@ -71,7 +71,7 @@ def test_warm_start_runs_the_short_path_and_mixes_with_cold_instruments() -> Non
     _, carries, cold_info = refresh(returns[:, :-1], [None, None], keys, 1, 9, spec, BACKEND)
     warm, warm_carries, warm_info = refresh(returns[:, 1:], carries, keys, 2, 9, spec, BACKEND)
     assert warm_info.gradient_evals < cold_info.gradient_evals / 3
-    assert set(warm_info.timings_ms) == {"warmup", "sampling", "summary"}
+    assert set(warm_info.timings_ms) == {"warmup", "sampling", "summary", "diagnostics"}
     assert np.isfinite(warm.rhat).all() and (warm.step_size > 0).all()
     assert all(c.position.shape == (4, 6) and c.inv_mass.shape == (6,) for c in warm_carries)
     mixed, _, mixed_info = refresh(returns[:, 1:], [carries[0], None], keys, 2, 9, spec, BACKEND)
