@@ -60,6 +60,11 @@ class BufferPool:
     def nbytes(self) -> int:
         return sum(int(b.size) for b in self._buffers.values())
 
+    def size(self, role: str) -> int:
+        """Bytes of the role's buffer (0: none held)."""
+        buffer = self._buffers.get(role)
+        return 0 if buffer is None else int(buffer.size)
+
     def release(self) -> None:
         for buffer in self._buffers.values():
             buffer.destroy()

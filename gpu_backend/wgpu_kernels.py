@@ -140,10 +140,14 @@ class HmmKernels:
             return None
         return self.device.handle.create_query_set(type="timestamp", count=2)
 
+    def scans(self, T: int) -> bool:
+        """Whether lanes of T bars run the workgroup-per-lane scan kernels."""
+        return bool(self.lane_threads) and T <= TMAX
+
     def kernel(self, entry: str, K: int, T: int, lanes: int) -> Kernel:
         """The kernel that runs `entry` for lanes of T bars: a workgroup per lane where the
         window fits in workgroup memory and scan kernels are on, else a thread per lane."""
-        if self.lane_threads and T <= TMAX:
+        if self.scans(T):
             pipeline = self.cache.get(self.sources[K], K, self.workgroup, _SCAN_OF[entry])
             return Kernel(pipeline, lane_groups(lanes))
         pipeline = self.cache.get(self.sources[K], K, self.workgroup, entry)
@@ -182,7 +186,10 @@ class HmmKernels:
             "theta": launch.theta.nbytes,
             "value": 8 * L,
             "vec": 4 * L * launch.width,
-            "scratch": 4 * T * launch.K * L if launch.entry == ENTRY_VALUE_GRAD else 4,
+            # The thread-per-lane gradient's filtered messages; a scan kernel keeps its
+            # chunk's in each thread's own array (shaders/hmm_scan.py), so 4 bytes bind it.
+            "scratch": 4 * T * launch.K * L
+            if launch.entry == ENTRY_VALUE_GRAD and not self.scans(T) else 4,
             "readback": 8 * L + 4 * L * launch.width + 16,
             "query": 16,
         }

@@ -251,6 +251,10 @@ def run(
         "cold_gradient_calls": info.gradient_evals,
         "warm_update_s": round(warm_s, 3),
         "warm_gradient_calls": warm_info.gradient_evals,
+        # Where the warm update's time went (RefreshInfo: the device run, the host's summary,
+        # the run-on blocks, what is left of the parameters' diagnostics at the end).
+        "warm_timings_ms": {k: round(v, 1) for k, v in warm_info.timings_ms.items()},
+        "warm_extended": warm_info.extended,
         "warm_ess_bulk_min_median": float(np.median(est.ess_bulk)),
         # The sampler-efficiency figure peers report: the worst instrument's bulk ESS (its
         # worst parameter) per second of the update (docs/benchmarks.md, against NumPyro).

@@ -18,6 +18,7 @@ from wgpu_fixtures import (  # noqa: F401 - fixture
     summer_2008,
 )
 
+from gpu_backend.buffer_pool import MIN_CAPACITY
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
 from gpu_backend.sampler_agreement import compare_draw_phase, compare_warm_samplers
@@ -110,6 +111,21 @@ def test_the_one_dispatch_update_brings_each_draws_predictive_and_creates_nothin
     np.testing.assert_allclose(first.predictive.filtered_last, ref.filtered_last, atol=1e-5)
     np.testing.assert_allclose(first.predictive.mean, ref.mean, atol=1e-5)
     np.testing.assert_allclose(first.predictive.var, ref.var, rtol=1e-4)
+
+
+def test_the_scan_kernels_leave_the_message_scratch_unallocated(gpu_device: Device) -> None:
+    """The thread-per-lane gradient keeps every lane's filtered messages in a device
+    scratch of lanes x T x K floats; a scan kernel keeps its chunk's in each thread's own
+    array, so a lane run binds a scratch of one word, and a thread-per-lane run the whole."""
+    batch = _warm_batch(2)
+    lanes, T = batch.y.shape
+    scan = lane_backend(gpu_device, 8)
+    scan.run_update(batch)
+    assert scan.kernels.pool.size("scratch") == MIN_CAPACITY  # the smallest buffer
+    serial = lane_backend(gpu_device, 0)
+    theta, y = _inputs(2, T, lanes)
+    serial.hmm_value_and_grad(theta, y, 2, Priors())
+    assert serial.kernels.pool.size("scratch") >= 4 * lanes * T * 2
 
 
 def test_a_window_longer_than_workgroup_memory_runs_a_dispatch_per_step(
