@@ -17,13 +17,13 @@ slightly negative.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 from service.broker.base import PlacedOrder
 from service.broker.sim_account import SimAccount
+from service.broker.sim_book import AccountView, OpenOrder, sim_order_id
 from service.market.base import MarketDataError, MarketFeed
 from service.types import (
     Bar,
@@ -84,6 +84,13 @@ class SimBroker:
         # asks for one per order (the buying-power check) after its snapshot read them all.
         self._marks: dict[Symbol, float] = {}
         self._marks_at: datetime | None = None
+        # The account as of the last settle, kept current by this broker's own writes:
+        # an order's checks read it instead of the file (service.broker.sim_book).
+        self._view: AccountView | None = None
+        # The outcomes of the orders this broker accepted or filled at _settled_at: what a
+        # lookup of them would read back from the file (the update's reconcile asks for
+        # each order it sent one bar before, just filled by the settle).
+        self._outcomes: dict[str, OrderOutcome] = {}
 
     # -- the Broker protocol ---------------------------------------------------------
 
@@ -99,19 +106,29 @@ class SimBroker:
 
     def submit(self, intent: OrderIntent) -> OrderOutcome:
         now = self._settle()
-        known = self._account.stored(intent.client_order_id)
+        known = self._outcomes.get(intent.client_order_id)
         if known is not None:
             return known
         reason = self._refusal(intent, now)
         status = OrderStatus.REJECTED if reason else OrderStatus.ACCEPTED
-        self._account.add_order(intent, status, now, reason)
-        outcome = self._account.stored(intent.client_order_id)
-        assert outcome is not None  # inserted just above
+        submitted_at = now.isoformat()
+        seq = self._account.add_order(intent, status, submitted_at, reason)
+        if seq is None:  # an id this account already holds: that order, nothing placed
+            held = self._account.stored(intent.client_order_id)
+            assert held is not None  # the insert met it
+            return held
+        if status is OrderStatus.ACCEPTED:  # qty as the file's REAL column gives it back
+            order = OpenOrder(seq, intent.client_order_id, intent.symbol, intent.side.value,
+                              float(intent.qty), submitted_at)
+            self._book().opened(order)
+        outcome = OrderOutcome(intent.client_order_id, status, sim_order_id(seq),
+                               reason=reason, symbol=intent.symbol, side=intent.side)
+        self._outcomes[intent.client_order_id] = outcome
         return outcome
 
     def lookup(self, client_order_id: str) -> OrderOutcome | None:
         self._settle()
-        return self._account.stored(client_order_id)
+        return self._known(client_order_id)
 
     def recent_orders(self, since: datetime) -> tuple[PlacedOrder, ...]:
         """Submission times are market time (the bar in hand when each was sent)."""
@@ -122,6 +139,7 @@ class SimBroker:
     def cancel(self, broker_order_id: str) -> None:
         self._settle()
         self._account.cancel(int(broker_order_id.removeprefix("sim-")))
+        self._view = None  # rare: the next call reads the account again
 
     def market_open(self) -> bool:
         return True
@@ -144,8 +162,9 @@ class SimBroker:
         return None if self._allow_short else self._sell_refusal(intent)
 
     def _sell_refusal(self, intent: OrderIntent) -> str | None:
-        held = self._account.position(intent.symbol)
-        sellable = (held.qty if held else 0.0) - self._account.open_qty(intent.symbol, Side.SELL)
+        book = self._book()
+        held = book.positions.get(intent.symbol)
+        sellable = (held.qty if held else 0.0) - book.open_qty(intent.symbol, Side.SELL)
         if intent.qty <= sellable + _QTY_EPS:
             return None
         return (f"insufficient qty: sell {intent.qty} {intent.symbol} but only {sellable} is "
@@ -153,16 +172,25 @@ class SimBroker:
 
     def _buy_refusal(self, intent: OrderIntent, price: float, now: datetime) -> str | None:
         cost = intent.qty * price
-        power = self._account.cash() - self._open_buy_cost(now)
+        power = self._book().cash - self._open_buy_cost(now)
         if cost <= power:
             return None
         return (f"insufficient buying power: buy {intent.qty} {intent.symbol} at ~{price:.4f} "
                 f"costs {cost:.2f} but buying power is {power:.2f}")
 
     def _open_buy_cost(self, now: datetime) -> float:
-        rows = self._account.open_buy_qty()
+        rows = self._book().open_buys()
         marks = self._latest_closes([r[0] for r in rows], now)
         return float(sum(qty * marks.get(sym, 0.0) for sym, qty in rows))
+
+    def _book(self) -> AccountView:
+        assert self._view is not None  # read by every _settle, which every call makes first
+        return self._view
+
+    def _known(self, client_order_id: str) -> OrderOutcome | None:
+        """The broker's record of this order: from this bar's own writes, else the file."""
+        known = self._outcomes.get(client_order_id)
+        return known if known is not None else self._account.stored(client_order_id)
 
     # -- fills -----------------------------------------------------------------------
 
@@ -173,35 +201,62 @@ class SimBroker:
         fill: an update's settle fills one order per instrument, and a read of every
         position and a commit per fill made it quadratic in the instruments."""
         now = utc(self._now())
-        if now == self._settled_at:
+        stale = self._written_elsewhere()
+        if now == self._settled_at and not stale:
             return now
-        held = self._account.positions()
-        unfilled = self._account.unfilled()
-        fill_bars = self._fill_bars(unfilled, now)
+        if stale:
+            self._view = self._account.view()
+        self._outcomes = {}
+        fills = self._fills(self._book(), now)
+        if fills:
+            self._record_fills(fills)
+        self._settled_at = now
+        return now
+
+    def _record_fills(self, fills: list[tuple[OpenOrder, Bar, float, Position | None]]) -> None:
+        """The fills into the file, then into the view and the outcomes of this bar."""
+        try:
+            self._account.record_fills(fills)
+        except BaseException:
+            self._view = None  # read afresh at the next call, whatever was committed
+            raise
+        self._book().filled([(order, after) for order, _, _, after in fills],
+                            self._account.cash())
+        self._outcomes = {order.client_order_id: order.filled_at(bar.open)
+                          for order, bar, _, _ in fills}
+
+    def _written_elsewhere(self) -> bool:
+        """Another connection committed to the account since our view of it was read."""
+        return self._view is None or self._account.data_version() != self._view.version
+
+    def _fills(
+        self, view: AccountView, now: datetime
+    ) -> list[tuple[OpenOrder, Bar, float, Position | None]]:
+        """Each open order that fills by `now`, with its bar, signed quantity and the
+        position it leaves, in order (a position carried from fill to fill)."""
+        held = dict(view.positions)
+        fill_bars = self._fill_bars(view.open_orders, now)
         fills = []
-        for row in unfilled:
-            bar = fill_bars.get((row["symbol"], row["submitted_at"]))
+        for order in view.open_orders:
+            bar = fill_bars.get((order.symbol, order.submitted_at))
             if bar is not None:
-                symbol, delta = row["symbol"], _signed(row["side"], row["qty"])
+                symbol, delta = order.symbol, _signed(order.side, order.qty)
                 after = next_position(symbol, held.get(symbol), delta, bar.open)
-                fills.append((row, bar, delta, after))
+                fills.append((order, bar, delta, after))
                 if after is None:
                     held.pop(symbol, None)
                 else:
                     held[symbol] = after
-        if fills:
-            self._account.record_fills(fills)
-        self._settled_at = now
-        return now
+        return fills
 
     def _fill_bars(
-        self, unfilled: list[sqlite3.Row], now: datetime
+        self, unfilled: list[OpenOrder], now: datetime
     ) -> dict[tuple[Symbol, str], Bar]:
         """The bar each open order fills at, by (symbol, submitted_at): one market read per
         submission time (an update's orders share theirs), not one per order."""
         by_time: dict[str, set[Symbol]] = {}
-        for row in unfilled:
-            by_time.setdefault(row["submitted_at"], set()).add(row["symbol"])
+        for order in unfilled:
+            by_time.setdefault(order.submitted_at, set()).add(order.symbol)
         found = {}
         for submitted_at, symbols in by_time.items():
             after = datetime.fromisoformat(submitted_at)

@@ -16,8 +16,10 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from itertools import groupby
 from pathlib import Path
 
+from service.broker.sim_book import AccountView, OpenOrder, sim_order_id
 from service.state.sqlite_open import open_sqlite
 from service.types import Bar, OrderIntent, OrderOutcome, OrderStatus, Position, Side, Symbol
 
@@ -63,7 +65,7 @@ def _outcome(row: sqlite3.Row) -> OrderOutcome:
     return OrderOutcome(
         client_order_id=row["client_order_id"],
         status=OrderStatus(row["status"]),
-        broker_order_id=f"sim-{row['seq']:08d}",
+        broker_order_id=sim_order_id(row["seq"]),
         filled_qty=row["filled_qty"],
         filled_avg_price=row["filled_avg_price"],
         reason=row["reason"],
@@ -127,15 +129,18 @@ class SimAccount:
         ).fetchall()
 
     def add_order(
-        self, intent: OrderIntent, status: OrderStatus, now: datetime, reason: str | None
-    ) -> None:
-        with self.transaction():
-            self._db.execute(
-                "INSERT INTO orders (client_order_id, symbol, side, qty, status, submitted_at,"
-                " reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (intent.client_order_id, intent.symbol, intent.side.value, intent.qty,
-                 status.value, now.isoformat(), reason),
-            )
+        self, intent: OrderIntent, status: OrderStatus, submitted_at: str, reason: str | None
+    ) -> int | None:
+        """The new order's seq; None when the account already holds this client_order_id
+        (nothing is placed). One statement outside BEGIN is a transaction of its own
+        (autocommit): committed when this returns, as BEGIN ... COMMIT around it was."""
+        cursor = self._db.execute(
+            "INSERT INTO orders (client_order_id, symbol, side, qty, status, submitted_at,"
+            " reason) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (client_order_id) DO NOTHING",
+            (intent.client_order_id, intent.symbol, intent.side.value, intent.qty,
+             status.value, submitted_at, reason),
+        )
+        return cursor.lastrowid if cursor.rowcount == 1 else None
 
     def cancel(self, seq: int) -> None:
         with self.transaction():
@@ -145,74 +150,66 @@ class SimAccount:
                  OrderStatus.ACCEPTED.value),
             )
 
-    def unfilled(self) -> list[sqlite3.Row]:
-        """Accepted orders, oldest first: seq, symbol, side, qty, submitted_at."""
-        return self._db.execute(
-            "SELECT seq, symbol, side, qty, submitted_at FROM orders WHERE status = ? "
-            "ORDER BY seq",
-            (OrderStatus.ACCEPTED.value,),
-        ).fetchall()
-
-    def open_qty(self, symbol: Symbol, side: Side) -> float:
-        row = self._db.execute(
-            "SELECT COALESCE(SUM(qty), 0) FROM orders WHERE symbol = ? AND side = ? "
-            "AND status = ?",
-            (symbol, side.value, OrderStatus.ACCEPTED.value),
-        ).fetchone()
-        return float(row[0])
-
-    def open_buy_qty(self) -> list[tuple[Symbol, float]]:
-        """Per symbol, the quantity of accepted buys not yet filled."""
+    def unfilled(self) -> list[OpenOrder]:
+        """Accepted orders, oldest first."""
         rows = self._db.execute(
-            "SELECT symbol, SUM(qty) FROM orders WHERE side = ? AND status = ? GROUP BY symbol",
-            (Side.BUY.value, OrderStatus.ACCEPTED.value),
-        ).fetchall()
-        return [(r[0], r[1]) for r in rows]
+            "SELECT seq, client_order_id, symbol, side, qty, submitted_at, reason FROM orders "
+            "WHERE status = ? ORDER BY seq",
+            (OrderStatus.ACCEPTED.value,),
+        )
+        return [OpenOrder(*row) for row in rows]
 
     # -- fills -----------------------------------------------------------------------
 
-    def record_fills(self, fills: list[tuple[sqlite3.Row, Bar, float, Position | None]]) -> None:
+    def record_fills(self, fills: list[tuple[OpenOrder, Bar, float, Position | None]]) -> None:
         """Fill each (order, bar, signed quantity, position after) in full at the bar's
-        open, in order: cash, the position, the order and its fill; all in one transaction."""
+        open, in order: cash, the position, the order and its fill; all in one transaction,
+        each kind of row written by one statement over every fill (same rows, same order)."""
+        filled = OrderStatus.FILLED.value
         with self.transaction():
-            for order, bar, signed_qty, after in fills:
-                symbol, side, qty, price = order["symbol"], order["side"], order["qty"], bar.open
-                self._db.execute("UPDATE account SET cash = cash - ? WHERE id = 1",
-                                 (signed_qty * price,))
-                self._store_position(symbol, after)
-                self._db.execute(
-                    "UPDATE orders SET status = ?, filled_qty = ?, filled_avg_price = ? "
-                    "WHERE seq = ?",
-                    (OrderStatus.FILLED.value, qty, price, order["seq"]),
-                )
-                self._db.execute(
-                    "INSERT INTO fills (order_seq, symbol, side, qty, price, bar_time) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (order["seq"], symbol, side, qty, price, bar.time.isoformat()),
-                )
+            self._db.executemany("UPDATE account SET cash = cash - ? WHERE id = 1",
+                                 [(signed_qty * bar.open,) for _, bar, signed_qty, _ in fills])
+            self._store_positions([(order.symbol, after) for order, _, _, after in fills])
+            self._db.executemany(
+                "UPDATE orders SET status = ?, filled_qty = ?, filled_avg_price = ? "
+                "WHERE seq = ?",
+                [(filled, order.qty, bar.open, order.seq) for order, bar, _, _ in fills],
+            )
+            self._db.executemany(
+                "INSERT INTO fills (order_seq, symbol, side, qty, price, bar_time) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(order.seq, order.symbol, order.side, order.qty, bar.open,
+                  bar.time.isoformat()) for order, bar, _, _ in fills],
+            )
 
-    def _store_position(self, symbol: Symbol, position: Position | None) -> None:
-        if position is None:
-            self._db.execute("DELETE FROM positions WHERE symbol = ?", (symbol,))
-            return
-        self._db.execute(
-            "INSERT INTO positions (symbol, qty, avg_entry_price) VALUES (?, ?, ?) "
-            "ON CONFLICT (symbol) DO UPDATE SET qty = excluded.qty, "
-            "avg_entry_price = excluded.avg_entry_price",
-            (symbol, position.qty, position.avg_entry_price),
-        )
+    def _store_positions(self, changes: list[tuple[Symbol, Position | None]]) -> None:
+        """Each change in order: a run of deletions (a position closed) or of upserts at a
+        time, so every row is written as one statement per change would write it."""
+        for closed, run in groupby(changes, key=lambda change: change[1] is None):
+            if closed:
+                self._db.executemany("DELETE FROM positions WHERE symbol = ?",
+                                     [(symbol,) for symbol, _ in run])
+                continue
+            self._db.executemany(
+                "INSERT INTO positions (symbol, qty, avg_entry_price) VALUES (?, ?, ?) "
+                "ON CONFLICT (symbol) DO UPDATE SET qty = excluded.qty, "
+                "avg_entry_price = excluded.avg_entry_price",
+                [(symbol, p.qty, p.avg_entry_price) for symbol, p in run if p is not None],
+            )
 
     # -- reads -----------------------------------------------------------------------
 
     def cash(self) -> float:
         return float(self._db.execute("SELECT cash FROM account WHERE id = 1").fetchone()[0])
 
-    def position(self, symbol: Symbol) -> Position | None:
-        row = self._db.execute(
-            "SELECT symbol, qty, avg_entry_price FROM positions WHERE symbol = ?", (symbol,)
-        ).fetchone()
-        return None if row is None else Position(row["symbol"], row["qty"], row["avg_entry_price"])
-
     def positions(self) -> dict[Symbol, Position]:
         rows = self._db.execute("SELECT symbol, qty, avg_entry_price FROM positions")
         return {r["symbol"]: Position(r["symbol"], r["qty"], r["avg_entry_price"]) for r in rows}
+
+    def data_version(self) -> int:
+        """Changes when another connection commits to the file (never for our own)."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
+    def view(self) -> AccountView:
+        """Cash, positions and open orders, read now (service.broker.sim_book)."""
+        return AccountView(self.cash(), self.positions(), self.unfilled(), self.data_version())

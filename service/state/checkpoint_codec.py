@@ -58,19 +58,27 @@ def encode_model_state(
     268 instruments costs a handful of numpy calls instead of four per instrument.
     """
     symbols = sorted(state.instruments)
-    book: dict[str, Any] = {ROTATION_KEY: state.rotation_start, "instruments": {}}
-    windows: dict[Symbol, WindowWrite] = {}
-    digests = []
-    for symbol in symbols:
-        instrument = state.instruments[symbol]
-        returns = instrument.returns
-        digests.append(window_digest(returns))
-        fresh = returns[len(returns) - min(instrument.unsaved, len(returns)) :]
-        windows[symbol] = WindowWrite(fresh, len(returns))
-        book["instruments"][symbol] = _instrument_book(instrument)
+    instruments = [state.instruments[s] for s in symbols]
+    stamps = _iso_stamps(instruments)
+    book: dict[str, Any] = {ROTATION_KEY: state.rotation_start, "instruments": {
+        s: _instrument_book(i, stamps) for s, i in zip(symbols, instruments, strict=True)}}
+    windows = {s: WindowWrite(_fresh(i), len(i.returns))
+               for s, i in zip(symbols, instruments, strict=True)}  # fmt: skip
     arrays = _stacked_carries(symbols, state)
-    arrays[WINDOW_SHA] = np.frombuffer(b"".join(digests), np.uint8).reshape(len(symbols), 32)
+    digests = b"".join(window_digest(i.returns) for i in instruments)
+    arrays[WINDOW_SHA] = np.frombuffer(digests, np.uint8).reshape(len(symbols), 32)
     return encode_arrays(arrays), book, windows
+
+
+def _fresh(instrument: InstrumentState) -> np.ndarray:
+    """The returns of the window not stored yet (the newest `unsaved`)."""
+    returns = instrument.returns
+    return returns[len(returns) - min(instrument.unsaved, len(returns)) :]
+
+
+def _iso_stamps(instruments: list[InstrumentState]) -> dict[datetime, str]:
+    """Each distinct last-bar time in isoformat, once: an update's instruments share one."""
+    return {t: t.isoformat() for t in {i.last_bar_time for i in instruments} if t is not None}
 
 
 def _stacked_carries(symbols: list[Symbol], state: ModelState) -> dict[str, np.ndarray]:
@@ -153,10 +161,10 @@ def _returns_of(
     return returns, 0
 
 
-def _instrument_book(state: InstrumentState) -> dict[str, Any]:
+def _instrument_book(state: InstrumentState, stamps: dict[datetime, str]) -> dict[str, Any]:
     decision = state.decision
     return {
-        "last_bar_time": state.last_bar_time.isoformat() if state.last_bar_time else None,
+        "last_bar_time": stamps[state.last_bar_time] if state.last_bar_time else None,
         "last_close": state.last_close,
         "regime": state.regime,
         "retiring": state.retiring,

@@ -209,13 +209,15 @@ class StateStore:
             )
 
     def open_intents(self) -> list[IntentRecord]:
-        """Intents not yet final: pending, unknown, accepted or partially filled."""
-        final = tuple(s.value for s in OrderStatus if s.is_final)
-        marks = ",".join("?" * len(final))
+        """Intents not yet final: pending, unknown, accepted or partially filled. Named by
+        IN, not as NOT IN the final ones: the status index then reads these few rows, not
+        every intent the account ever made (asked at every update)."""
+        open_ = tuple(s.value for s in OrderStatus if not s.is_final)
+        marks = ",".join("?" * len(open_))
         rows = self._conn.execute(
             "SELECT client_order_id, symbol, side, qty, seq, status FROM intents "
-            f"WHERE status NOT IN ({marks}) ORDER BY seq, client_order_id",
-            final,
+            f"WHERE status IN ({marks}) ORDER BY seq, client_order_id",
+            open_,
         )
         return [intent_from_row(r) for r in rows]
 

@@ -133,6 +133,37 @@ def test_open_sells_count_against_the_sellable_qty(broker: SimBroker, clock: Mar
     assert broker.submit(sell("s-2", 3)).status is OrderStatus.REJECTED
 
 
+def test_an_order_placed_through_another_connection_counts_against_buying_power(
+    tmp_path: Path, clock: MarketTime
+) -> None:
+    """The broker checks orders against its view of the account, kept current by its own
+    writes; a write to the same file by another broker (a restarted worker's, a tool's)
+    is seen at the next call, never decided against stale figures."""
+    first = SimBroker(tmp_path / "broker.db", MARKET, clock)
+    _, close = bar("SPY", 100)
+    affordable = int(100_000 // close)
+    assert first.submit(buy("b-0", 1)).status is OrderStatus.ACCEPTED  # the view is read
+    other = SimBroker(tmp_path / "broker.db", MARKET, clock)
+    assert other.submit(buy("b-other", affordable - 2)).status is OrderStatus.ACCEPTED
+    refused = first.submit(buy("b-late", 2))
+    assert refused.status is OrderStatus.REJECTED
+    assert refused.reason is not None and "insufficient buying power" in refused.reason
+    assert first.submit(buy("b-fits", 1)).status is OrderStatus.ACCEPTED
+    first.close()
+    other.close()
+
+
+def test_a_cancelled_order_never_fills(broker: SimBroker, clock: MarketTime) -> None:
+    placed = broker.submit(buy("b-1", 5))
+    broker.cancel(placed.broker_order_id)
+    clock.to(105)
+    assert broker.snapshot().positions == {}
+    assert broker.snapshot().cash == 100_000
+    held = broker.lookup("b-1")
+    assert held is not None and held.status is not OrderStatus.FILLED
+    assert broker.submit(sell("s-1", 5)).status is OrderStatus.REJECTED  # nothing to sell
+
+
 def test_a_buy_costing_more_than_cash_is_rejected(broker: SimBroker) -> None:
     _, close = bar("SPY", 100)
     affordable = int(100_000 // close)
