@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -20,13 +19,8 @@ from regime_model.batch_join import run_together
 from regime_model.batches import build_batch, prior_centre
 from regime_model.blocks import extension_start, join_chains, take_instruments
 from regime_model.carry import InstrumentCarry, carry_from_arrays, carry_to_arrays
-from regime_model.estimate import (
-    RegimeEstimate,
-    estimate_of,
-    gather_rows,
-    merge_rows,
-    parameter_diagnostics,
-)
+from regime_model.deferred_diagnostics import DeferredDiagnostics
+from regime_model.estimate import RegimeEstimate, estimate_of, gather_rows, merge_rows
 from regime_model.sampler import SampleResult
 from regime_model.spec import ModelSpec
 from regime_model.types import (
@@ -60,47 +54,6 @@ def needs_more(estimate: RegimeEstimate, spec: ModelSpec) -> BoolArray:
     return out
 
 
-class _Sources:
-    """Which run gives each instrument its estimate. The parameters' diagnostics (a
-    diagnostic, not the gate) run once per instrument, on that run alone, as soon as its
-    estimate is final: on a thread, while the update's next block runs on the device
-    (docs/benchmarks.md, fourteenth session). An instrument that runs on is never
-    diagnosed on the run it discards."""
-
-    def __init__(self, n: int, pool: Executor) -> None:
-        self.runs: list[tuple[SampleResult, ModelSpec, int]] = []
-        self.run_of = np.full(n, -1)
-        self.index = np.zeros(n, dtype=np.intp)
-        self.settled = np.zeros(n, dtype=bool)
-        self.pending: list[tuple[np.ndarray, Future[tuple[FloatArray, ...]]]] = []
-        self.pool = pool
-
-    def note(self, rows: np.ndarray, result: SampleResult, spec: ModelSpec) -> None:
-        """The estimates of `rows` (ascending) now come from `result`, run with `spec`."""
-        self.run_of[rows] = len(self.runs)
-        self.index[rows] = np.arange(len(rows))
-        self.runs.append((result, spec, len(rows)))
-
-    def settle(self, rows: np.ndarray) -> None:
-        """`rows` (ascending) keep the estimates they have: diagnose them, in the background."""
-        rows = rows[~self.settled[rows]]
-        self.settled[rows] = True
-        for k in np.unique(self.run_of[rows]):
-            mine = rows[self.run_of[rows] == k]
-            result, spec, n = self.runs[int(k)]
-            part = result if len(mine) == n else take_instruments(result, self.index[mine], n)
-            self.pending.append((mine, self.pool.submit(parameter_diagnostics, part, spec)))
-
-    def diagnose(self, estimate: RegimeEstimate) -> RegimeEstimate:
-        """`estimate` with every instrument's rhat, ess_bulk and ess_tail from its run."""
-        self.settle(np.arange(len(self.settled)))
-        fields = {f: getattr(estimate, f).copy() for f in ("rhat", "ess_bulk", "ess_tail")}
-        for mine, future in self.pending:
-            for values, found in zip(fields.values(), future.result(), strict=True):
-                values[mine] = found
-        return estimate._replace(**fields)
-
-
 class _First(NamedTuple):
     """An update's first run: narrow and wide instruments, in one submission on a device."""
 
@@ -111,7 +64,6 @@ class _First(NamedTuple):
     wide_run: SampleResult | None  # the wide instruments' run
     gradient_evals: int
     timings_ms: dict[str, float]
-    sources: _Sources
 
 
 def _first_run(
@@ -122,7 +74,7 @@ def _first_run(
     seed: int,
     spec: ModelSpec,
     backend: Backend,
-    pool: Executor,
+    later: DeferredDiagnostics,
 ) -> _First:
     N = len(returns)
     if len(carries) != N or np.shape(keys) != (N,):
@@ -138,10 +90,9 @@ def _first_run(
     parts = []
     new: list[Any] = [None] * N  # every row is set below
     source: list[FloatArray] = [np.empty(0)] * N
-    sources = _Sources(N, pool)
     for (rows, s), (batch, scale), result in zip(groups, built, results, strict=True):
         estimate, carried = estimate_of(result, batch.y, scale, s, backend, diagnose=False)
-        sources.note(rows, result, s)
+        later.note(rows, result, s)
         parts.append((estimate, rows))
         draws = result.draws.reshape(len(rows), s.chains, s.draws, -1)
         for j, i in enumerate(rows):
@@ -153,7 +104,7 @@ def _first_run(
     timings["summary"] = 1e3 * (time.perf_counter() - t0)
     wide_run = results[-1] if wide.any() else None
     evals = sum(result.gradient_evals for result in results)
-    return _First(gather_rows(parts, N), new, source, wide, wide_run, evals, timings, sources)
+    return _First(gather_rows(parts, N), new, source, wide, wide_run, evals, timings)
 
 
 def refresh(
@@ -178,8 +129,8 @@ def refresh(
     """
     returns = np.asarray(returns, dtype=np.float64)
     keys = np.asarray(instrument_keys)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="diagnostics") as pool:
-        return _refresh(returns, carries, keys, seq, seed, spec, backend, pool)
+    with DeferredDiagnostics(len(returns)) as later:
+        return _refresh(returns, carries, keys, seq, seed, spec, backend, later)
 
 
 def _refresh(
@@ -190,9 +141,9 @@ def _refresh(
     seed: int,
     spec: ModelSpec,
     backend: Backend,
-    pool: Executor,
+    later: DeferredDiagnostics,
 ) -> tuple[RegimeEstimate, list[InstrumentCarry], RefreshInfo]:
-    first = _first_run(returns, carries, keys, seq, seed, spec, backend, pool)
+    first = _first_run(returns, carries, keys, seq, seed, spec, backend, later)
     estimate, new, source, wide = first.estimate, first.carries, first.source, first.wide
     timings = first.timings_ms
     t0 = time.perf_counter()
@@ -209,7 +160,7 @@ def _refresh(
         if not parts:
             break
         running = np.concatenate([r for r, *_ in parts])
-        first.sources.settle(np.setdiff1d(np.arange(len(returns)), running))
+        later.settle(np.setdiff1d(np.arange(len(returns)), running))
         built = [build_batch(returns, [extension_start(source[i], new[i], E) for i in r],
                              keys[r], seq, seed, more, block, r) for r, *_ in parts]  # fmt: skip
         results = run_together(backend, [batch for batch, _ in built])  # one device run
@@ -223,7 +174,7 @@ def _refresh(
             y = np.repeat(batch.y[::E], chains, axis=0)
             group = replace(more, chains=chains, extension_chains=chains)
             ext_estimate, ext_new = estimate_of(joined, y, scale, group, backend, diagnose=False)
-            first.sources.note(r, joined, group)
+            later.note(r, joined, group)
             estimate = merge_rows(estimate, ext_estimate, r)
             draws = result.draws.reshape(len(r), E, more.draws, -1)
             for j, (i, carry) in enumerate(zip(r, ext_new, strict=True)):
@@ -239,6 +190,6 @@ def _refresh(
     if extended:
         timings["extension"] = 1e3 * (time.perf_counter() - t0)
     t0 = time.perf_counter()
-    estimate = first.sources.diagnose(estimate)
+    estimate = later.diagnose(estimate)
     timings["diagnostics"] = 1e3 * (time.perf_counter() - t0)
     return estimate, new, RefreshInfo(evals, timings, extended)

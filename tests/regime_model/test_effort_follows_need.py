@@ -11,7 +11,7 @@ import pytest
 
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
-from regime_model import update
+from regime_model import deferred_diagnostics
 from regime_model.backend import UpdateBatch
 from regime_model.estimate import parameter_diagnostics
 from regime_model.sampler import SampleResult
@@ -123,7 +123,7 @@ def test_each_instrument_s_parameters_are_diagnosed_once_from_the_run_that_gives
         diagnosed.append((len(result.draws) // spec.chains, spec.chains))
         return parameter_diagnostics(result, spec)
 
-    monkeypatch.setattr(update, "parameter_diagnostics", counting)
+    monkeypatch.setattr(deferred_diagnostics, "parameter_diagnostics", counting)
     spec = replace(SPEC, extend_max=1, extension_chains=8)
     backend = RecordingBackend()
     estimate, _, info = _run(spec, backend)

@@ -1,0 +1,89 @@
+"""The parameters' diagnostics of an update, off its critical path.
+
+The gate reads only the decision quantities' diagnostics (estimate.estimate_of); the
+parameters' R-hat and ESS are a diagnostic, and the dearest part of an update's host work
+(rank normalisation of every parameter's pooled draws). They run once per instrument, on
+the run that gives its final estimate, as soon as that estimate is final: on a pool of
+threads (numpy releases the GIL in its sorts and sums), while the update's next block
+runs on the device, split by instruments over the pool's threads. Each instrument's
+diagnostics are its own draws' alone, so they are the same bits in any split
+(tests/regime_model/test_regime_diagnostics.py).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+
+from regime_model.blocks import take_instruments
+from regime_model.estimate import RegimeEstimate, parameter_diagnostics
+from regime_model.sampler import SampleResult
+from regime_model.spec import ModelSpec
+from regime_model.types import FloatArray, IntArray
+
+MAX_THREADS = 4  # a host runs a worker per account: leave the other cores to them
+MIN_SHARE = 8  # instruments: below this a thread's share is not worth its overhead
+# Draw values (instruments x chains x draws x parameters) per share: even on one thread
+# the diagnostics' whole-array passes ran 1.1-1.2x faster on shares of this size than on
+# 268 instruments or a wide group at once (their arrays stay in cache; docs/benchmarks.md,
+# fourteenth session).
+SHARE_VALUES = 1 << 16
+
+
+def diagnostic_threads() -> int:
+    """Up to MAX_THREADS threads, at most half the cores this process may use."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(MAX_THREADS, (cores or 1) // 2))
+
+
+class DeferredDiagnostics:
+    """Which run gives each instrument of an update its estimate, and its diagnostics once
+    that estimate is final; a context whose exit stops its threads. An instrument that
+    runs on is never diagnosed on the run it discards."""
+
+    def __init__(self, n: int, threads: int | None = None) -> None:
+        self.runs: list[tuple[SampleResult, ModelSpec, int]] = []
+        self.run_of = np.full(n, -1)
+        self.index = np.zeros(n, dtype=np.intp)
+        self.settled = np.zeros(n, dtype=bool)
+        self.pending: list[tuple[IntArray, Future[tuple[FloatArray, ...]]]] = []
+        self.threads = threads or diagnostic_threads()
+        self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="diagnostics")
+
+    def __enter__(self) -> DeferredDiagnostics:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def note(self, rows: IntArray, result: SampleResult, spec: ModelSpec) -> None:
+        """The estimates of `rows` (ascending) now come from `result`, run with `spec`."""
+        self.run_of[rows] = len(self.runs)
+        self.index[rows] = np.arange(len(rows))
+        self.runs.append((result, spec, len(rows)))
+
+    def settle(self, rows: IntArray) -> None:
+        """`rows` (ascending) keep the estimates they have: diagnose them, in the background."""
+        rows = rows[~self.settled[rows]]
+        self.settled[rows] = True
+        for k in np.unique(self.run_of[rows]):
+            mine = rows[self.run_of[rows] == k]
+            result, spec, n = self.runs[int(k)]
+            values = len(mine) * spec.chains * spec.draws * result.draws.shape[-1]
+            threads = min(self.threads, len(mine) // MIN_SHARE)
+            shares = max(1, threads, min(len(mine), -(-values // SHARE_VALUES)))
+            for share in np.array_split(mine, shares):
+                part = (result if len(share) == n
+                        else take_instruments(result, self.index[share], n))  # fmt: skip
+                self.pending.append((share, self.pool.submit(parameter_diagnostics, part, spec)))
+
+    def diagnose(self, estimate: RegimeEstimate) -> RegimeEstimate:
+        """`estimate` with every instrument's rhat, ess_bulk and ess_tail from its run."""
+        self.settle(np.arange(len(self.settled)))
+        fields = {f: getattr(estimate, f).copy() for f in ("rhat", "ess_bulk", "ess_tail")}
+        for mine, future in self.pending:
+            for values, found in zip(fields.values(), future.result(), strict=True):
+                values[mine] = found
+        return estimate._replace(**fields)

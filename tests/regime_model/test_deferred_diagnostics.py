@@ -1,0 +1,58 @@
+"""The parameters' diagnostics of an update run once per instrument, on the run that gives
+its final estimate, on a pool of threads that splits them by instruments: the same bits as
+one call over the whole run."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from regime_model.deferred_diagnostics import MIN_SHARE, DeferredDiagnostics
+from regime_model.estimate import RegimeEstimate, parameter_diagnostics
+from regime_model.sampler import SampleResult
+from regime_model.spec import ModelSpec
+
+SPEC = ModelSpec(chains=4, draws=20)
+
+
+def _run(instruments: int, seed: int) -> SampleResult:
+    """A run's lanes: draws with repeats (rejections), the other fields filler."""
+    gen = np.random.default_rng(seed)
+    L, S, D = instruments * SPEC.chains, SPEC.draws, 6
+    draws = gen.standard_normal((L, S, D)).cumsum(axis=1)
+    draws[:, 1::4] = draws[:, 0::4]
+    ones = np.ones(L)
+    return SampleResult(draws, np.zeros(L, np.int64), ones, ones, np.ones((L, D)), 1, {},
+                        np.zeros((L, S)), ones, ones)  # fmt: skip
+
+
+def _undiagnosed(n: int) -> RegimeEstimate:
+    """An estimate whose every field is still NaN."""
+    return RegimeEstimate(*(np.full(n, np.nan) for _ in RegimeEstimate._fields))
+
+
+def test_split_over_threads_the_diagnostics_are_those_of_one_call() -> None:
+    n = 3 * MIN_SHARE + 1
+    run = _run(n, 1)
+    with DeferredDiagnostics(n, threads=3) as later:
+        later.note(np.arange(n), run, SPEC)
+        out = later.diagnose(_undiagnosed(n))
+        assert len(later.pending) >= 3  # at least one share per thread
+    for name, whole in zip(("rhat", "ess_bulk", "ess_tail"), parameter_diagnostics(run, SPEC),
+                           strict=True):  # fmt: skip
+        np.testing.assert_array_equal(getattr(out, name), whole, err_msg=name)
+
+
+def test_an_instrument_is_diagnosed_on_the_run_noted_last_and_only_once_settled() -> None:
+    n = 10
+    first, block = _run(n, 2), _run(4, 3)
+    rows = np.array([1, 4, 5, 8])
+    with DeferredDiagnostics(n, threads=2) as later:
+        later.note(np.arange(n), first, SPEC)
+        later.settle(np.setdiff1d(np.arange(n), rows))  # these keep the first run's estimate
+        later.note(rows, block, SPEC)  # these ran on
+        out = later.diagnose(_undiagnosed(n))
+    kept = np.setdiff1d(np.arange(n), rows)
+    on_first, on_block = parameter_diagnostics(first, SPEC), parameter_diagnostics(block, SPEC)
+    np.testing.assert_array_equal(out.ess_bulk[kept], on_first[1][kept])
+    np.testing.assert_array_equal(out.ess_bulk[rows], on_block[1])
+    np.testing.assert_array_equal(out.rhat[rows], on_block[0])
