@@ -18,6 +18,7 @@ import structlog
 from service.alpaca.client import AlpacaClient
 from service.alpaca.mapping import Json, bar_from_alpaca, interval_to_timeframe
 from service.broker.base import BrokerError
+from service.market.bar_batch import BarBatch, batch_of
 from service.market.base import MarketDataError
 from service.types import Bar, Symbol, utc
 
@@ -72,6 +73,9 @@ class AlpacaMarket:
             self._polled[symbol] = until
             out[symbol] = bars
         return out
+
+    def batch_after(self, after: Mapping[Symbol, datetime], until: datetime) -> BarBatch:
+        return batch_of(self.bars_after(after, until))
 
     def first_bar_time(self, symbols: Sequence[Symbol]) -> datetime | None:
         return None  # live data has no start the service needs to know

@@ -14,7 +14,8 @@ MAX_VOLUME is 1e13 shares a bar: the busiest US stocks trade ~1e9 shares a day.
 
 CheckedFeed wraps any MarketFeed: a bar outside the bounds is skipped, logged once as
 `market.bar_rejected` (symbol, time, reason; a later query may return it again) and
-counted; the trader reports the count in `update.completed` as `bars_rejected`.
+counted; the trader reports the count in `update.completed` as `bars_rejected`. A batch
+(batch_after) is screened by the same rule, row by row.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 import structlog
 
+from service.market.bar_batch import BarBatch
 from service.market.base import MarketFeed
 from service.types import Bar, Symbol
 
@@ -102,17 +104,32 @@ def all_usable(bars: Sequence[Bar]) -> bool:
     return _values_usable(values) and set(map(type, chain.from_iterable(rows))) <= {int, float}
 
 
+def usable_rows(batch: BarBatch) -> npt.NDArray[np.bool_]:
+    """Per row of the batch, True when its bar meets the bounds (bar_problem would find
+    nothing). Its values are floats by construction; its times are checked once per
+    distinct time (a warm update's bars share theirs)."""
+    usable = _rows_usable(batch.values)
+    if any(t.utcoffset() is None for t in set(batch.times)):
+        usable &= np.array([t.utcoffset() is not None for t in batch.times], dtype=bool)
+    return usable
+
+
 def _values_usable(values: npt.NDArray[np.float64]) -> bool:
+    return bool(_rows_usable(values).all())
+
+
+def _rows_usable(values: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
     o, h, low, c, v = values.T
     prices = values[:, :4]
-    with np.errstate(invalid="ignore"):  # nan compares False: refused below
-        return bool(
-            np.isfinite(values).all()
-            and (prices > 0).all() and (prices < MAX_PRICE).all()
-            and (v >= 0).all() and (v <= MAX_VOLUME).all()
-            and (h >= low).all()
-            and ((low <= o) & (o <= h) & (low <= c) & (c <= h)).all()
+    with np.errstate(invalid="ignore"):  # nan compares False: refused
+        usable: npt.NDArray[np.bool_] = (
+            np.isfinite(values).all(axis=1)
+            & (prices > 0).all(axis=1) & (prices < MAX_PRICE).all(axis=1)
+            & (v >= 0) & (v <= MAX_VOLUME)
+            & (h >= low)
+            & (low <= o) & (o <= h) & (low <= c) & (c <= h)
         )
+    return usable
 
 
 class CheckedFeed:
@@ -142,6 +159,9 @@ class CheckedFeed:
     ) -> dict[Symbol, list[Bar]]:
         return self._screen(self.inner.bars_after(after, until))
 
+    def batch_after(self, after: Mapping[Symbol, datetime], until: datetime) -> BarBatch:
+        return self._screen_batch(self.inner.batch_after(after, until))
+
     def first_bar_time(self, symbols: Sequence[Symbol]) -> datetime | None:
         return self.inner.first_bar_time(symbols)
 
@@ -161,6 +181,17 @@ class CheckedFeed:
             return bars
         return {symbol: [b for b in got if self._usable(symbol, b)]
                 for symbol, got in bars.items()}
+
+    def _screen_batch(self, batch: BarBatch) -> BarBatch:
+        """_screen's rule for a batch: its rows checked at once; only a suspect row is
+        screened as a Bar, which names the reason and logs and counts it as _screen does."""
+        usable = usable_rows(batch)
+        if usable.all():
+            return batch
+        for row in np.flatnonzero(~usable).tolist():
+            bar = Bar(batch.times[row], *batch.values[row].tolist())
+            usable[row] = self._usable(batch.symbols[batch.owner(row)], bar)
+        return batch.keep(usable)
 
     def _usable(self, symbol: Symbol, bar: Bar) -> bool:
         reason = bar_problem(bar)

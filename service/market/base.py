@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from service.market.bar_batch import BarBatch
 from service.types import Bar, Symbol
 
 
@@ -43,6 +44,11 @@ class MarketFeed(Protocol):
         self, after: Mapping[Symbol, datetime], until: datetime
     ) -> dict[Symbol, list[Bar]]:
         """Per symbol, every bar with after[symbol] < time <= until."""
+        ...
+
+    def batch_after(self, after: Mapping[Symbol, datetime], until: datetime) -> BarBatch:
+        """bars_after's bars as columns, symbols in `after`'s order: what a warm update
+        takes, checked and appended for all instruments at once."""
         ...
 
     def first_bar_time(self, symbols: Sequence[Symbol]) -> datetime | None:

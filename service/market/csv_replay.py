@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from service.market.bar_batch import BarBatch, batch_of
 from service.market.csv_load import Series, load_file, parse_time
 from service.market.csv_load import to_us as _to_us
 from service.settings import CsvMarketSettings
@@ -64,6 +65,9 @@ class CsvMarket:
             lo, hi = np.searchsorted(series.times, [_to_us(t), until_us], side="right")
             result[symbol] = series.bars(int(lo), max(int(lo), int(hi)))
         return result
+
+    def batch_after(self, after: Mapping[Symbol, datetime], until: datetime) -> BarBatch:
+        return batch_of(self.bars_after(after, until))
 
     def first_bar_time(self, symbols: Sequence[Symbol]) -> datetime | None:
         return max((self._get(s).first() for s in symbols), default=None)

@@ -11,6 +11,9 @@ s = n // segment_bars, turbulent with probability `p_turbulent`; its log return 
 drift_r + vol_r * z_n. Log closes are cumulative sums of returns, computed in chunks of
 `CHUNK` bars with one cached chunk-end log price per chunk, so a far-future bar costs
 O(n / CHUNK) once and O(1) afterwards. open(n) = close(n - 1) (start_price for n = 0).
+A chunk is kept as one row per bar (open, high, low, close, volume: BarBatch's columns),
+so a fetch of one new bar for hundreds of symbols is a row view of each symbol's chunk,
+joined once.
 
 Not thread-safe: one feed per worker.
 """
@@ -22,11 +25,14 @@ import math
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from service.market.bar_batch import COLUMNS, BarBatch, joined
 from service.market.base import MarketDataError
 from service.settings import MarketSettings, SyntheticMarketSettings
 from service.types import Bar, Symbol, utc
@@ -43,6 +49,7 @@ CALM, TURBULENT = 0, 1
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+_NO_ROWS: F64 = np.zeros((0, COLUMNS))
 
 
 class _BarArrays(NamedTuple):
@@ -92,7 +99,7 @@ class SyntheticMarket:
         if self._interval <= timedelta(0):
             raise ValueError(f"the synthetic market's interval must be positive, got {interval}")
         self._chunk_ends: dict[Symbol, list[float]] = {}
-        self._chunks: OrderedDict[tuple[Symbol, int], _BarArrays] = OrderedDict()
+        self._chunks: OrderedDict[tuple[Symbol, int], F64] = OrderedDict()
         self._symbols: set[Symbol] = set()  # every symbol asked for: sizes the chunk cache
         self._times_cache: dict[tuple[int, int], list[datetime]] = {}  # the last range's
 
@@ -108,16 +115,18 @@ class SyntheticMarket:
         self, symbols: Sequence[Symbol], end: datetime, count: int
     ) -> dict[Symbol, list[Bar]]:
         hi = self._index_at_or_before(end)
-        lo = max(0, hi - count + 1)
-        return {sym: self._bars(sym, lo, hi) for sym in symbols}
+        return self._batch(symbols, [max(0, hi - count + 1)] * len(symbols), hi).as_dict()
 
     def bars_after(
         self, after: Mapping[Symbol, datetime], until: datetime
     ) -> dict[Symbol, list[Bar]]:
+        return self.batch_after(after, until).as_dict()
+
+    def batch_after(self, after: Mapping[Symbol, datetime], until: datetime) -> BarBatch:
         hi = self._index_at_or_before(until)
         # a rotation's symbols mostly share their last bar: one index per distinct time
         first = {t: max(0, self._index_at_or_before(t) + 1) for t in set(after.values())}
-        return {sym: self._bars(sym, first[t], hi) for sym, t in after.items()}
+        return self._batch(list(after), list(map(first.__getitem__, after.values())), hi)
 
     def first_bar_time(self, symbols: Sequence[Symbol]) -> datetime | None:
         return None
@@ -144,15 +153,27 @@ class SyntheticMarket:
     def _index_at_or_before(self, t: datetime) -> int:
         return (utc(t) - self._s.start) // self._interval
 
-    def _bars(self, symbol: Symbol, lo: int, hi: int) -> list[Bar]:
-        if hi < lo:
-            return []
-        if hi == lo:  # a warm update's one new bar: read it from its chunk, no slicing
-            chunk, i = self._chunk(symbol, lo // CHUNK), lo % CHUNK
-            return [Bar(self._times(lo, hi)[0], *(float(col[i]) for col in chunk))]
-        cols = self._columns(symbol, lo, hi)
-        rows = zip(self._times(lo, hi), *(col.tolist() for col in cols), strict=True)
-        return [Bar(*row) for row in rows]
+    def _batch(self, symbols: Sequence[Symbol], los: list[int], hi: int) -> BarBatch:
+        """Bars los[k]..hi of symbols[k]: one block of rows per symbol, the close times
+        built once per distinct lo."""
+        times = {lo: self._times(lo, hi) for lo in set(los)}
+        shared = los[0] if len(times) == 1 else hi + 1  # every symbol's first bar, if one
+        if shared <= hi and shared // CHUNK == hi // CHUNK:  # in one chunk: a warm update
+            rows = slice(shared % CHUNK, hi % CHUNK + 1)
+            blocks = self._rows_in_chunk(symbols, shared // CHUNK, rows)
+        else:
+            blocks = [self._rows(sym, lo, hi) for sym, lo in zip(symbols, los, strict=True)]
+        return joined(symbols, list(map(times.__getitem__, los)), blocks)
+
+    def _rows_in_chunk(self, symbols: Sequence[Symbol], k: int, rows: slice) -> list[F64]:
+        """The same rows of chunk k of every symbol; once their chunks are cached, without
+        a Python call per symbol (map runs them in C)."""
+        keys = list(zip(symbols, repeat(k)))
+        if not all(map(self._chunks.__contains__, keys)):
+            return [self._chunk(symbol, k)[rows] for symbol in symbols]  # and build them
+        for key in keys:
+            self._chunks.move_to_end(key)  # used now, as _chunk marks them
+        return list(map(itemgetter(rows), map(self._chunks.__getitem__, keys)))
 
     def _times(self, lo: int, hi: int) -> list[datetime]:
         """Close times of bars lo..hi (timedelta arithmetic is exact: same as bar_time)."""
@@ -162,17 +183,20 @@ class SyntheticMarket:
             self._times_cache = {key: [first + i * step for i in range(hi - lo + 1)]}
         return self._times_cache[key]
 
-    def _columns(self, symbol: Symbol, lo: int, hi: int) -> _BarArrays:
-        parts = [self._chunk(symbol, k) for k in range(lo // CHUNK, hi // CHUNK + 1)]
-        joined = parts[0] if len(parts) == 1 else _BarArrays(
-            *(np.concatenate(cols) for cols in zip(*parts, strict=True))
-        )
-        start = lo % CHUNK
-        return _BarArrays(*(col[start : start + hi - lo + 1] for col in joined))
+    def _rows(self, symbol: Symbol, lo: int, hi: int) -> F64:
+        """Bars lo..hi, one row each: a view into their chunk where they fit in one (a warm
+        update's one new bar always does)."""
+        if hi < lo:
+            return _NO_ROWS
+        first, last, start = lo // CHUNK, hi // CHUNK, lo % CHUNK
+        if first == last:
+            return self._chunk(symbol, first)[start : start + hi - lo + 1]
+        parts = np.concatenate([self._chunk(symbol, k) for k in range(first, last + 1)])
+        return parts[start : start + hi - lo + 1]
 
     # -- chunks ----------------------------------------------------------------------
 
-    def _chunk(self, symbol: Symbol, k: int) -> _BarArrays:
+    def _chunk(self, symbol: Symbol, k: int) -> F64:
         key = (symbol, k)
         cached = self._chunks.get(key)
         if cached is not None:
@@ -185,12 +209,13 @@ class SyntheticMarket:
             self._chunks.popitem(last=False)
         return bars
 
-    def _build_chunk(self, symbol: Symbol, k: int) -> _BarArrays:
+    def _build_chunk(self, symbol: Symbol, k: int) -> F64:
+        """Chunk k of `symbol`: one row per bar, the columns of bar_batch.BarBatch.values."""
         n = np.arange(k * CHUNK, (k + 1) * CHUNK, dtype=np.int64)
         base = self._log_price_before_chunk(symbol, k)
         log_close = self._chunk_log_closes(symbol, n, base)
         log_open = np.concatenate(([base], log_close[:-1]))
-        return self._ohlcv(symbol, n, log_open, log_close)
+        return np.column_stack(self._ohlcv(symbol, n, log_open, log_close))
 
     def _chunk_log_closes(self, symbol: Symbol, n: I64, base: float) -> F64:
         """Log closes of one chunk; identical however and whenever it is computed."""

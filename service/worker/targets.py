@@ -7,13 +7,14 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 import structlog
 
 from regime_model.update import RegimeEstimate
 from service.model_state import InstrumentState, ModelState
 from service.settings import StrategySettings
 from service.state.store import DecisionRow
-from service.strategy import Decision, Signal, decide, order_intents
+from service.strategy import Decision, Signals, decide_all, order_intents, previous_targets
 from service.types import BrokerSnapshot, OrderIntent, Symbol
 
 log = structlog.get_logger("service.worker")
@@ -43,15 +44,16 @@ def decide_targets(
 
 
 class _Columns(NamedTuple):
-    """The estimate as Python scalars per instrument, converted once for the batch (one
-    numpy call per column instead of one per instrument and field)."""
+    """The estimate per instrument: the strategy's inputs as float64 columns (the
+    probabilities widened first, so thresholds compare as decide's Python floats do), the
+    rest as Python scalars, each column converted once for the batch."""
 
     regime: list[int]
     p_regime: list[float]  # the posterior probability of that regime
-    p_turbulent: list[float]
+    p_turbulent: npt.NDArray[np.float64]
     pred_mean: list[float]
-    pred_vol: list[float]
-    converged: list[bool]
+    pred_vol: npt.NDArray[np.float64]
+    converged: npt.NDArray[np.bool_]
     p_turbulent_sd: list[float]
 
 
@@ -61,10 +63,10 @@ def _columns(estimate: RegimeEstimate) -> _Columns:
     return _Columns(
         regime.tolist(),
         probs[np.arange(probs.shape[0]), regime].tolist(),
-        probs[:, -1].tolist(),
+        np.asarray(probs[:, -1], dtype=np.float64),
         np.asarray(estimate.pred_mean, dtype=np.float64).tolist(),
-        np.asarray(estimate.pred_vol, dtype=np.float64).tolist(),
-        np.asarray(estimate.converged, dtype=bool).tolist(),
+        np.asarray(estimate.pred_vol, dtype=np.float64),
+        np.asarray(estimate.converged, dtype=bool),
         np.asarray(estimate.p_turbulent_sd, dtype=np.float64).tolist(),
     )
 
@@ -77,55 +79,71 @@ def _model_decisions(
     strategy: StrategySettings,
     snapshot: BrokerSnapshot,
 ) -> tuple[list[Decision], list[DecisionRow]]:
+    """decide() for every ready instrument, as columns (decide_all); the rows, logs and
+    state they leave are those of deciding them one by one."""
     if estimate is None:
         return [], []
     cols = _columns(estimate)
-    decisions, rows, unconverged = [], [], []
-    for i, symbol in enumerate(ready):
-        state = book.instruments[symbol]
-        signal = Signal(symbol, cols.p_turbulent[i], cols.pred_vol[i],
-                        float(state.last_close or 0.0), cols.converged[i])
-        decision = decide(signal, state.decision, budget, strategy)
-        if not signal.converged:
-            unconverged.append(_unconverged_row(estimate, i, signal, state.decision, decision))
-        _note_regime(state, cols.regime[i], cols.p_regime[i])
-        state.decision = decision
-        decisions.append(decision)
-        rows.append(DecisionRow(symbol, cols.regime[i], signal.p_turbulent, cols.pred_mean[i],
-                                signal.pred_vol, signal.converged, decision.target_weight,
-                                decision.target_qty, cols.p_turbulent_sd[i], signal.price,
-                                snapshot.qty(symbol)))
-    if unconverged:
-        # Never silently: what failed, by how much, and what the rule did to the target.
-        log.warning("model.unconverged", instruments=unconverged,
+    states = [book.instruments[symbol] for symbol in ready]
+    prices = [float(state.last_close or 0.0) for state in states]
+    previous = [state.decision for state in states]
+    signals = Signals(cols.p_turbulent, cols.pred_vol, np.array(prices, dtype=np.float64),
+                      cols.converged)
+    targets = decide_all(signals, previous_targets(previous), budget, strategy)
+    decisions = list(map(Decision, ready, targets.invested.tolist(), targets.weight.tolist(),
+                         targets.qty.tolist()))
+    _note_regime_changes(states, cols.regime, cols.p_regime)
+    for state, decision, regime in zip(states, decisions, cols.regime, strict=True):
+        state.decision, state.regime = decision, regime
+    _warn_unconverged(estimate, cols, previous, decisions, strategy)
+    return decisions, _decision_rows(decisions, cols, prices, snapshot)
+
+
+def _decision_rows(decisions: list[Decision], cols: _Columns, prices: list[float],
+                   snapshot: BrokerSnapshot) -> list[DecisionRow]:
+    columns = zip(decisions, cols.regime, cols.p_turbulent.tolist(), cols.pred_mean,
+                  cols.pred_vol.tolist(), cols.converged.tolist(), cols.p_turbulent_sd, prices,
+                  strict=True)
+    return [DecisionRow(d.symbol, regime, p_turbulent, pred_mean, pred_vol, converged,
+                        d.target_weight, d.target_qty, sd, price, snapshot.qty(d.symbol))
+            for d, regime, p_turbulent, pred_mean, pred_vol, converged, sd, price in columns]
+
+
+def _warn_unconverged(
+    estimate: RegimeEstimate, cols: _Columns, previous: list[Decision | None],
+    decisions: list[Decision], strategy: StrategySettings,
+) -> None:
+    """Never silently: what failed, by how much, and what the rule did to the target."""
+    failed = np.flatnonzero(~cols.converged).tolist()
+    if failed:
+        rows = [_unconverged_row(estimate, i, float(cols.p_turbulent[i]), previous[i],
+                                 decisions[i]) for i in failed]
+        log.warning("model.unconverged", instruments=rows,
                     rule=f"previous target x {strategy.unconverged_exposure}")
-    return decisions, rows
 
 
 def _unconverged_row(
-    estimate: RegimeEstimate, i: int, signal: Signal, previous: Decision | None,
+    estimate: RegimeEstimate, i: int, p_turbulent: float, previous: Decision | None,
     decision: Decision,
 ) -> dict[str, object]:
     return {
-        "symbol": signal.symbol,
+        "symbol": decision.symbol,
         "p_turbulent_mcse": round(float(estimate.p_turbulent_mcse[i]), 4),
         "vol_mcse": round(float(estimate.vol_mcse[i]), 4),
         "rhat_decision": round(float(estimate.rhat_decision[i]), 4),
         "ess_bulk": round(float(estimate.ess_bulk[i]), 1),
         "divergences": int(estimate.divergences[i]),
-        "p_turbulent": round(signal.p_turbulent, 4),
+        "p_turbulent": round(p_turbulent, 4),
         "previous_qty": previous.target_qty if previous else 0.0,
         "target_qty": decision.target_qty,
     }
 
 
-def _note_regime(state: InstrumentState, regime: int, probability: float) -> None:
-    if state.regime is not None and regime != state.regime:
-        log.info(
-            "regime.changed",
-            symbol=state.symbol,
-            **{"from": state.regime},
-            to=regime,
-            probability=round(probability, 4),
-        )
-    state.regime = regime
+def _note_regime_changes(states: list[InstrumentState], regimes: list[int],
+                         probabilities: list[float]) -> None:
+    """`regime.changed` for each instrument whose regime differs from its last one."""
+    changed = [i for i, (state, regime) in enumerate(zip(states, regimes, strict=True))
+               if state.regime is not None and regime != state.regime]
+    for i in changed:
+        log.info("regime.changed", symbol=states[i].symbol, **{"from": states[i].regime},
+                 to=regimes[i], probability=round(probabilities[i], 4))

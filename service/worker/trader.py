@@ -20,7 +20,7 @@ from service.config_loader import LoadedConfig
 from service.control.trading_mode import TradingMode
 from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
-from service.model_state import ModelState
+from service.model_state import ModelState, append_batch
 from service.state.checkpoint_codec import (
     POSITIONS_KEY,
     WARMING_KEY,
@@ -199,13 +199,17 @@ class Trader:
     def _fetch(self, batch: tuple[Symbol, ...], bar_time: datetime) -> int:
         """New bars for the batch: everything since each symbol's last bar, or a full
         window of history for a symbol seen for the first time."""
-        window = self.spec.window
-        cold = [s for s in batch if self.model_state.instruments[s].last_bar_time is None]
-        warm = {s: self.model_state.instruments[s].last_bar_time for s in batch if s not in cold}
-        bars = self.market.history(cold, bar_time, window + 1) if cold else {}
-        if warm:
-            bars.update(self.market.bars_after({s: t for s, t in warm.items() if t}, bar_time))
-        return sum(self.model_state.instruments[s].append(bars.get(s, []), window) for s in batch)
+        window, instruments = self.spec.window, self.model_state.instruments
+        warm = {s: t for s in batch if (t := instruments[s].last_bar_time) is not None}
+        cold = [s for s in batch if s not in warm]
+        taken = 0
+        if cold:
+            history = self.market.history(cold, bar_time, window + 1)
+            taken += sum(instruments[s].append(history.get(s, []), window) for s in cold)
+        if warm:  # as columns: all instruments' new bars checked and taken at once
+            taken += append_batch(self.model_state, self.market.batch_after(warm, bar_time),
+                                  window)
+        return taken
 
     def _hand_off_cold(self, ready: list[Symbol], seq: int) -> list[Symbol]:
         """What this update models: the warm instruments (all, on a cold start); the cold

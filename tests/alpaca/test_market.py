@@ -33,6 +33,13 @@ def test_bars_after_follows_next_page_token_and_ends_at_until(alpaca_server: Alp
     assert [b.time for b in got["QQQ"]] == [NOW + i * MINUTE for i in range(11, 21)]
 
 
+def test_a_batch_holds_the_bars_of_bars_after(alpaca_server: AlpacaServer) -> None:
+    after, until = {"SPY": NOW, "QQQ": NOW + 10 * MINUTE}, NOW + 20 * MINUTE
+    batch = market_for(alpaca_server).batch_after(after, until)
+    assert batch.symbols == ("SPY", "QQQ") and len(batch.times) == 30
+    assert batch.as_dict() == market_for(alpaca_server).bars_after(after, until)
+
+
 def test_duplicate_bars_are_dropped_and_logged(alpaca_server: AlpacaServer) -> None:
     alpaca_server.faults.queue("GET /v2/stocks/bars", "duplicate_bar")
     with structlog.testing.capture_logs() as logs:

@@ -14,12 +14,14 @@ from conftest import FAST_INSTRUMENTS, FAST_SETTINGS
 
 from gpu_backend import select_backend
 from service.config_loader import load_config
+from service.market.bar_batch import batch_of
 from service.market.bar_checks import (
     MAX_PRICE,
     MAX_VOLUME,
     CheckedFeed,
     all_usable,
     bar_problem,
+    usable_rows,
 )
 from service.market.csv_replay import CsvMarket
 from service.market.synthetic import SyntheticMarket
@@ -139,3 +141,33 @@ def test_the_batch_check_passes_exactly_the_batches_whose_every_bar_passes() -> 
         bad = dataclasses.replace(good, **change)  # type: ignore[arg-type]
         assert bar_problem(bad) is not None
         assert not all_usable([good, bad, good]), change
+
+
+def test_a_batch_is_screened_as_its_bars_are() -> None:
+    """batch_after keeps, logs and counts exactly what bars_after does, bar by bar."""
+    settings = SyntheticMarketSettings.model_construct(calm_vol=80.0, turbulent_vol=80.0,
+                                                       start=T)
+    after = {"SPY": T, "QQQ": T + timedelta(minutes=150), "IWM": T + timedelta(minutes=7)}
+    end = T + timedelta(minutes=200)
+    by_bars = CheckedFeed(SyntheticMarket(settings))
+    by_batch = CheckedFeed(SyntheticMarket(settings))
+    with structlog.testing.capture_logs() as bar_logs:
+        kept = by_bars.bars_after(after, end)
+    with structlog.testing.capture_logs() as batch_logs:
+        batch = by_batch.batch_after(after, end)
+    assert bar_logs and batch_logs == bar_logs
+    assert batch.as_dict() == kept
+    assert by_batch.take_rejected() == by_bars.take_rejected() == len(bar_logs)
+
+
+def test_usable_rows_agree_with_bar_problem_row_by_row() -> None:
+    t = datetime(2026, 1, 5, 15, tzinfo=UTC)
+    good = Bar(t, 10.0, 11.0, 9.0, 10.5, 100.0)
+    changes: list[dict[str, object]] = [
+        {}, {"open": math.nan}, {"high": math.inf}, {"low": 0.0}, {"close": MAX_PRICE},
+        {"volume": -1.0}, {"volume": MAX_VOLUME}, {"volume": MAX_VOLUME * 2}, {"high": 8.0},
+        {"close": 12.0}, {"time": t.replace(tzinfo=None)},
+    ]
+    bars = [dataclasses.replace(good, **change) for change in changes]  # type: ignore[arg-type]
+    batch = batch_of({f"S{i}": [bar] for i, bar in enumerate(bars)})
+    assert usable_rows(batch).tolist() == [bar_problem(bar) is None for bar in bars]

@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+import pytest
+
 from service.settings import StrategySettings
-from service.strategy import Decision, Signal, client_order_id, decide, order_intents
+from service.strategy import (
+    Decision,
+    Signal,
+    Signals,
+    client_order_id,
+    decide,
+    decide_all,
+    order_intents,
+    previous_targets,
+)
 from service.types import BrokerSnapshot, OrderOutcome, OrderStatus, Position, Side
 
 SETTINGS = StrategySettings()
@@ -78,3 +92,55 @@ def test_client_order_ids_are_deterministic_legal_and_short() -> None:
     assert len(cid) <= 48 and cid.endswith("ABCDEFGHIJ_KLMNO")
     assert client_order_id("alpha", 1, "BTC/USD") != client_order_id("alpha", 1, "BTC.USD")
     assert len(client_order_id("a" * 16, 9_999_999_999, "ABCDEFGHIJ/KLMNO")) == 48
+
+
+def _some(rng: np.random.Generator, usual: np.ndarray, special: list[float]) -> list[float]:
+    """`usual`, a third of it replaced by the `special` values."""
+    picked = rng.choice(special, usual.size)
+    return np.where(rng.uniform(size=usual.size) < 1 / 3, picked, usual).tolist()
+
+
+def _cases(rng: np.random.Generator, n: int) -> tuple[list[Signal], list[Decision | None]]:
+    """Signals and previous decisions over every branch of decide: the thresholds exactly,
+    unusable volatilities, no price, unconverged, no previous decision."""
+    p = _some(rng, rng.uniform(size=n), [SETTINGS.enter_below, SETTINGS.exit_above, math.nan])
+    vol = _some(rng, rng.uniform(1e-5, 1e-2, n), [0.0, -1e-3, math.inf, math.nan, 5e-324])
+    price = _some(rng, rng.uniform(1.0, 500.0, n), [0.0])
+    converged = (rng.uniform(size=n) < 0.8).tolist()
+    signals = [Signal(f"S{i}", *fields) for i, fields in enumerate(zip(
+        p, vol, price, converged, strict=True))]
+    previous = [None if rng.uniform() < 0.2 else
+                Decision(f"S{i}", bool(rng.uniform() < 0.6), float(rng.uniform()),
+                         float(rng.integers(0, 500))) for i in range(n)]
+    return signals, previous
+
+
+def _decided_all(signals: list[Signal], previous: list[Decision | None], budget: float,
+                 settings: StrategySettings) -> list[Decision]:
+    columns = Signals(*(np.array(c, dtype=t) for c, t in zip(
+        zip(*[(s.p_turbulent, s.pred_vol, s.price, s.converged) for s in signals],
+            strict=True), (np.float64, np.float64, np.float64, bool), strict=True)))
+    targets = decide_all(columns, previous_targets(previous), budget, settings)
+    return [Decision(s.symbol, *fields) for s, fields in zip(signals, zip(
+        targets.invested.tolist(), targets.weight.tolist(), targets.qty.tolist(), strict=True),
+        strict=True)]
+
+
+@pytest.mark.parametrize("exposure", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("budget", [10_000.0, 0.0, -2_500.0])
+def test_deciding_all_at_once_is_deciding_each_bit_for_bit(exposure: float,
+                                                            budget: float) -> None:
+    settings = StrategySettings(unconverged_exposure=exposure)
+    signals, previous = _cases(np.random.default_rng(7), 400)
+    one_by_one = [decide(s, d, budget, settings) for s, d in zip(signals, previous, strict=True)]
+    # repr tells -0.0 from 0.0 and a bool from a number
+    assert repr(_decided_all(signals, previous, budget, settings)) == repr(one_by_one)
+
+
+@pytest.mark.parametrize(("budget", "error"), [(math.nan, ValueError), (math.inf, OverflowError)])
+def test_deciding_all_fails_where_deciding_each_would(budget: float, error: type) -> None:
+    signals, previous = [signal(0.1)], [None]
+    with pytest.raises(error):
+        decide(signals[0], previous[0], budget, SETTINGS)
+    with pytest.raises(error):
+        _decided_all(signals, previous, budget, SETTINGS)
