@@ -25,6 +25,7 @@ from gpu_backend.shaders.hmm_scan import (
     SCAN_ENTRIES,
     TMAX,
     scan_source,
+    window_capacity,
 )
 from gpu_backend.wgpu_device import Device, GpuCallError
 from regime_model.types import Priors
@@ -33,6 +34,9 @@ F32 = npt.NDArray[np.float32]
 ENTRIES = (ENTRY_VALUE_GRAD, ENTRY_PREDICTIVE)
 _SCAN_OF = {ENTRY_VALUE_GRAD: ENTRY_VALUE_GRAD_SCAN, ENTRY_PREDICTIVE: ENTRY_PREDICTIVE_SCAN}
 _MAX_GROUPS = 65_535
+# The window whose kernels a backend compiles at start (ModelSpec's default, the trial's);
+# a batch of another window compiles its own on first use (hmm_scan.window_capacity).
+COMPILED_WINDOW = 256
 R = TypeVar("R")
 
 
@@ -113,15 +117,11 @@ class HmmKernels:
         self.cache = PipelineCache(device.handle)
         self.pool = BufferPool(device.handle)
         self.usage = _usage()
-        self.sources = {
-            K: hmm_source(K, workgroup, accumulate)
-            + (scan_source(K, lane_threads) if lane_threads else "")
-            for K in states
-        }
+        self._sources: dict[tuple[int, int], str] = {}
         entries = ENTRIES + (SCAN_ENTRIES if lane_threads else ())
-        for K, source in self.sources.items():
+        for K in states:
             for entry in entries:
-                self.cache.get(source, K, workgroup, entry)
+                self.cache.get(self.source(K, COMPILED_WINDOW), K, workgroup, entry)
         self._bind_group: tuple[int, Any] | None = None
         self.queries = self._query_set() if profile else None
         self.gpu_ns = 0  # accumulated kernel time from timestamp queries (when profiling)
@@ -140,6 +140,17 @@ class HmmKernels:
             return None
         return self.device.handle.create_query_set(type="timestamp", count=2)
 
+    def source(self, K: int, T: int) -> str:
+        """The HMM module for K states and windows of T bars: its scan kernels sized for
+        them (hmm_scan.window_capacity), one module per capacity."""
+        capacity = window_capacity(T) if self.scans(T) else TMAX
+        source = self._sources.get((K, capacity))
+        if source is None:
+            scan = scan_source(K, self.lane_threads, capacity) if self.lane_threads else ""
+            source = self._sources[K, capacity] = hmm_source(K, self.workgroup,
+                                                             self.accumulate) + scan
+        return source
+
     def scans(self, T: int) -> bool:
         """Whether lanes of T bars run the workgroup-per-lane scan kernels."""
         return bool(self.lane_threads) and T <= TMAX
@@ -148,9 +159,9 @@ class HmmKernels:
         """The kernel that runs `entry` for lanes of T bars: a workgroup per lane where the
         window fits in workgroup memory and scan kernels are on, else a thread per lane."""
         if self.scans(T):
-            pipeline = self.cache.get(self.sources[K], K, self.workgroup, _SCAN_OF[entry])
+            pipeline = self.cache.get(self.source(K, T), K, self.workgroup, _SCAN_OF[entry])
             return Kernel(pipeline, lane_groups(lanes))
-        pipeline = self.cache.get(self.sources[K], K, self.workgroup, entry)
+        pipeline = self.cache.get(self.source(K, T), K, self.workgroup, entry)
         return Kernel(pipeline, (-(-lanes // self.workgroup), 1))
 
     def max_lanes(self, K: int, T: int, width: int) -> int:

@@ -18,14 +18,20 @@ from gpu_backend.buffer_pool import cached_bind_group
 from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.returns_ring import ReturnsRing
 from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
-from gpu_backend.shaders.hmm_scan import TMAX
+from gpu_backend.shaders.hmm_scan import TMAX, window_capacity
 from gpu_backend.shaders.lane_sampler import (
     ENTRY_RUN,
     HMM_RW_BINDINGS,
     LANE_SAMPLER_BINDINGS,
     lane_sampler_source,
 )
-from gpu_backend.wgpu_kernels import HmmKernels, Launch, lane_groups, params_bytes
+from gpu_backend.wgpu_kernels import (
+    COMPILED_WINDOW,
+    HmmKernels,
+    Launch,
+    lane_groups,
+    params_bytes,
+)
 from gpu_backend.wgpu_sampler import (
     Plan,
     Readout,
@@ -66,17 +72,25 @@ class LaneSampler:
     def __init__(self, hmm: HmmKernels, states: tuple[int, ...]) -> None:
         self.hmm = hmm
         self.cache = PipelineCache(hmm.device.handle, HMM_RW_BINDINGS, LANE_SAMPLER_BINDINGS)
-        self.sources = {
-            K: lane_sampler_source(K, hmm.lane_threads, hmm.workgroup, hmm.accumulate)
-            for K in states
-        }
-        for K, source in self.sources.items():
-            self.cache.get(source, K, hmm.lane_threads, ENTRY_RUN)
+        self._sources: dict[tuple[int, int], str] = {}
+        for K in states:
+            self.cache.get(self.source(K, COMPILED_WINDOW), K, hmm.lane_threads, ENTRY_RUN)
         self._usage = _usage()
         self._hmm_group: tuple[int, Any] | None = None  # (pool generation, bind group)
         self._own_group: tuple[int, Any] | None = None
         self.ring = ReturnsRing()
         self.submissions = 0
+
+    def source(self, K: int, T: int) -> str:
+        """The one-dispatch module for K states, sized for windows of T bars."""
+        capacity = window_capacity(T)
+        source = self._sources.get((K, capacity))
+        if source is None:
+            hmm = self.hmm
+            source = self._sources[K, capacity] = lane_sampler_source(
+                K, hmm.lane_threads, hmm.workgroup, hmm.accumulate, capacity
+            )
+        return source
 
     @staticmethod
     def fits(batch: UpdateBatch) -> bool:
@@ -138,16 +152,16 @@ class LaneSampler:
         else:
             self.hmm.write_y(buffers["y"], y_tm)
         write_state(queue, buffers, p, batch.config.target_accept, ring)
-        queue.submit([self._encode(buffers, batch.n_states, p)])
+        queue.submit([self._encode(buffers, batch.n_states, T, p)])
         self.submissions += 1
         K = batch.n_states
         readout, raw = read_state(self.hmm, buffers["s_readback"], p, _pred_bytes(p, K))
         pred = raw.view(np.float32).reshape(L * p.draws, K + 2).astype(np.float64)
         return readout, PredictiveBatch(pred[:, :K], pred[:, K], pred[:, K + 1])
 
-    def _encode(self, buffers: dict[str, Any], K: int, p: Plan) -> Any:
+    def _encode(self, buffers: dict[str, Any], K: int, T: int, p: Plan) -> Any:
         hmm = self.hmm
-        pipeline = self.cache.get(self.sources[K], K, hmm.lane_threads, ENTRY_RUN)
+        pipeline = self.cache.get(self.source(K, T), K, hmm.lane_threads, ENTRY_RUN)
         group0, group1 = self._bind(buffers)
         encoder = hmm.device.handle.create_command_encoder()
         compute = encoder.begin_compute_pass(timestamp_writes=hmm.timestamp_writes())

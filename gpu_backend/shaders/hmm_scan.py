@@ -32,11 +32,12 @@ ENTRY_VALUE_GRAD_SCAN = "value_grad_scan"
 ENTRY_PREDICTIVE_SCAN = "predictive_scan"
 SCAN_ENTRIES = (ENTRY_VALUE_GRAD_SCAN, ENTRY_PREDICTIVE_SCAN)
 TMAX = 1024  # the longest window the scan kernels hold in workgroup memory
+MIN_CAPACITY = 32  # the shortest window a module is compiled for
 _WORKGROUP_BYTES = 16_384  # WebGPU's guaranteed workgroup memory
 
 _SOURCE = """
 const LT: u32 = {LT}u;
-const TMAX: u32 = {TMAX}u;
+const TMAX: u32 = {TMAX}u;  // this module's window capacity (window_capacity)
 
 var<workgroup> ys: array<f32, TMAX>;
 var<workgroup> mats: array<SM, LT>;
@@ -230,28 +231,40 @@ fn predictive_scan(@builtin(workgroup_id) wid: vec3<u32>,
 """
 
 
-def lane_threads_for(K: int, requested: int) -> int:
+def window_capacity(T: int) -> int:
+    """The window a module for windows of T bars is compiled for: T rounded up to a power
+    of two (at least MIN_CAPACITY, at most TMAX). Workgroup memory and each thread's
+    private messages are sized by it: sized for TMAX, a 256-bar window's workgroups hold
+    four times the memory they use, and on the H200 a warm update of 800 lanes then took
+    51-54 ms where sized for 256 it takes 30 (docs/benchmarks.md, fourteenth session)."""
+    if not 1 <= T <= TMAX:
+        raise ValueError(f"the scan kernels hold windows of 1 to {TMAX} bars, got {T}")
+    return max(MIN_CAPACITY, 1 << (T - 1).bit_length())
+
+
+def lane_threads_for(K: int, requested: int, capacity: int = TMAX) -> int:
     """Threads per lane for K states: the request, as far as workgroup memory holds."""
     if requested < 1 or requested & (requested - 1):
         raise ValueError(f"lane threads must be a power of two, got {requested}")
     lt = requested
-    while lt > 1 and workgroup_bytes(K, lt) > _WORKGROUP_BYTES:
+    while lt > 1 and workgroup_bytes(K, lt, capacity) > _WORKGROUP_BYTES:
         lt //= 2
     return lt
 
 
-def workgroup_bytes(K: int, lane_threads: int) -> int:
+def workgroup_bytes(K: int, lane_threads: int, capacity: int = TMAX) -> int:
     """The window, the scan's K x K matrices (columns padded to vec4 for K = 3, as WGSL
     lays them out) and the reduction's sums (8-byte accumulators)."""
     sums = 1 + 2 * K + K * K
     matrix = K * 4 * (4 if K == 3 else K)
-    return 4 * TMAX + lane_threads * (matrix + 8 * sums)
+    return 4 * capacity + lane_threads * (matrix + 8 * sums)
 
 
-def scan_source(K: int, lane_threads: int) -> str:
-    """The scan entry points; appended to shaders/hmm.py's module for the same K."""
-    lt = lane_threads_for(K, lane_threads)
-    source = _SOURCE.replace("{LT}", str(lt)).replace("{TMAX}", str(TMAX))
+def scan_source(K: int, lane_threads: int, capacity: int = TMAX) -> str:
+    """The scan entry points for windows of up to `capacity` bars; appended to
+    shaders/hmm.py's module for the same K."""
+    lt = lane_threads_for(K, lane_threads, capacity)
+    source = _SOURCE.replace("{LT}", str(lt)).replace("{TMAX}", str(capacity))
     for hole, text in _column_sums(K).items():
         source = source.replace(hole, text)
     return vector_source(K) + source + WORKGROUP_SUMS

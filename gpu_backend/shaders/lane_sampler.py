@@ -124,12 +124,15 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
 """
 
 
-def lane_sampler_source(K: int, lane_threads: int, workgroup: int, accumulate: Accumulate) -> str:
-    """The one-dispatch module for K states (`workgroup`: the HMM module's own constant)."""
-    lt = lane_threads_for(K, lane_threads)
+def lane_sampler_source(
+    K: int, lane_threads: int, workgroup: int, accumulate: Accumulate, capacity: int
+) -> str:
+    """The one-dispatch module for K states and windows of up to `capacity` bars
+    (`workgroup`: the HMM module's own constant)."""
+    lt = lane_threads_for(K, lane_threads, capacity)
     return (
         hmm_source(K, workgroup, accumulate, theta_writable=True)
-        + scan_source(K, lt)
+        + scan_source(K, lt, capacity)
         + sampler_functions(workgroup, _DECLARATIONS)
         + _RUN.replace("{LT}", str(lt))
     )

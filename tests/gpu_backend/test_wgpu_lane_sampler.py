@@ -22,7 +22,7 @@ from gpu_backend.buffer_pool import MIN_CAPACITY
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
 from gpu_backend.sampler_agreement import compare_draw_phase, compare_warm_samplers
-from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for
+from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for, window_capacity, workgroup_bytes
 from gpu_backend.wgpu_device import Device
 from regime_model.params import n_params
 from regime_model.types import Priors
@@ -54,6 +54,16 @@ def test_the_scan_kernels_give_the_reference_density_gradient_and_predictive(
     np.testing.assert_allclose(pred.filtered_last, ref.filtered_last, atol=1e-5)
     np.testing.assert_allclose(pred.mean, ref.mean, atol=1e-5)
     np.testing.assert_allclose(pred.var, ref.var, rtol=1e-4)
+
+
+def test_the_scan_kernels_are_compiled_for_the_window_rounded_up_to_a_power_of_two() -> None:
+    """Workgroup memory and each thread's private messages are sized by the window the
+    module is compiled for, not by the longest the kernels take."""
+    assert [window_capacity(T) for T in (1, 32, 33, 200, 256, 257, TMAX)] == [
+        32, 32, 64, 256, 256, 512, TMAX]  # fmt: skip
+    assert workgroup_bytes(2, 32, window_capacity(256)) == workgroup_bytes(2, 32) - 4 * 768
+    with pytest.raises(ValueError, match="1 to 1024 bars"):
+        window_capacity(TMAX + 1)
 
 
 def test_lane_threads_shrink_to_what_workgroup_memory_holds() -> None:
