@@ -8,6 +8,7 @@ GpuCallError. Nothing is created per call once the pool has grown to the call's 
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
@@ -97,6 +98,16 @@ def params_bytes(lanes: int, T: int, D: int, priors: Priors) -> bytes:
     )  # fmt: skip
 
 
+@functools.cache
+def hmm_module(
+    K: int, workgroup: int, accumulate: Accumulate, lane_threads: int, capacity: int
+) -> str:
+    """The HMM module's source: shaders/hmm.py's kernels, and the scan kernels for windows
+    of up to `capacity` bars where lanes have threads (built once per argument set)."""
+    scan = scan_source(K, lane_threads, capacity) if lane_threads else ""
+    return hmm_source(K, workgroup, accumulate) + scan
+
+
 class HmmKernels:
     """Every HMM kernel variant for `states`, compiled at construction."""
 
@@ -117,7 +128,6 @@ class HmmKernels:
         self.cache = PipelineCache(device.handle)
         self.pool = BufferPool(device.handle)
         self.usage = _usage()
-        self._sources: dict[tuple[int, int], str] = {}
         entries = ENTRIES + (SCAN_ENTRIES if lane_threads else ())
         for K in states:
             for entry in entries:
@@ -144,12 +154,7 @@ class HmmKernels:
         """The HMM module for K states and windows of T bars: its scan kernels sized for
         them (hmm_scan.window_capacity), one module per capacity."""
         capacity = window_capacity(T) if self.scans(T) else TMAX
-        source = self._sources.get((K, capacity))
-        if source is None:
-            scan = scan_source(K, self.lane_threads, capacity) if self.lane_threads else ""
-            source = self._sources[K, capacity] = hmm_source(K, self.workgroup,
-                                                             self.accumulate) + scan
-        return source
+        return hmm_module(K, self.workgroup, self.accumulate, self.lane_threads, capacity)
 
     def scans(self, T: int) -> bool:
         """Whether lanes of T bars run the workgroup-per-lane scan kernels."""

@@ -72,7 +72,6 @@ class LaneSampler:
     def __init__(self, hmm: HmmKernels, states: tuple[int, ...]) -> None:
         self.hmm = hmm
         self.cache = PipelineCache(hmm.device.handle, HMM_RW_BINDINGS, LANE_SAMPLER_BINDINGS)
-        self._sources: dict[tuple[int, int], str] = {}
         for K in states:
             self.cache.get(self.source(K, COMPILED_WINDOW), K, hmm.lane_threads, ENTRY_RUN)
         self._usage = _usage()
@@ -83,14 +82,9 @@ class LaneSampler:
 
     def source(self, K: int, T: int) -> str:
         """The one-dispatch module for K states, sized for windows of T bars."""
-        capacity = window_capacity(T)
-        source = self._sources.get((K, capacity))
-        if source is None:
-            hmm = self.hmm
-            source = self._sources[K, capacity] = lane_sampler_source(
-                K, hmm.lane_threads, hmm.workgroup, hmm.accumulate, capacity
-            )
-        return source
+        hmm = self.hmm
+        return lane_sampler_source(K, hmm.lane_threads, hmm.workgroup, hmm.accumulate,
+                                   window_capacity(T))
 
     @staticmethod
     def fits(batch: UpdateBatch) -> bool:

@@ -18,6 +18,8 @@ group 1 the sampler's state and outputs.
 
 from __future__ import annotations
 
+import functools
+
 from gpu_backend.pipeline_cache import HMM_BINDINGS
 from gpu_backend.shaders.accumulate import Accumulate
 from gpu_backend.shaders.hmm import hmm_source
@@ -124,11 +126,12 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
 """
 
 
+@functools.cache
 def lane_sampler_source(
     K: int, lane_threads: int, workgroup: int, accumulate: Accumulate, capacity: int
 ) -> str:
     """The one-dispatch module for K states and windows of up to `capacity` bars
-    (`workgroup`: the HMM module's own constant)."""
+    (`workgroup`: the HMM module's own constant); built once per argument set."""
     lt = lane_threads_for(K, lane_threads, capacity)
     return (
         hmm_source(K, workgroup, accumulate, theta_writable=True)
