@@ -51,7 +51,10 @@ def decide(
     settings: StrategySettings,
 ) -> Decision:
     """Target for one instrument. An unconverged posterior is not traded on: the previous
-    target shrinks by `unconverged_exposure` (an open position is reduced, none is opened)."""
+    target shrinks by `unconverged_exposure` (an open position is reduced, none is opened).
+
+    The rule as stated for one instrument: the daemon runs decide_all over every
+    instrument at once, which tests/service/test_strategy.py holds to this, bit for bit."""
     if not signal.converged:
         return _reduced(previous, signal.symbol, settings.unconverged_exposure)
     invested = _hysteresis(signal.p_turbulent, previous.invested if previous else False, settings)
