@@ -7,6 +7,7 @@ explicit bind group layout, so one bind group serves every entry point.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
@@ -23,7 +24,10 @@ HMM_BINDINGS: tuple[str, ...] = (
 )
 
 
+@functools.lru_cache(maxsize=64)
 def source_hash(source: str) -> str:
+    """A module's key; remembered, since every encode of a submission asks for it (the
+    module builders return the same string object, whose own hash Python keeps)."""
     return hashlib.sha256(source.encode()).hexdigest()[:16]
 
 
