@@ -20,7 +20,7 @@ from pathlib import Path
 from service.state.errors import UnusableStateError
 from service.state.order_ids import EPOCH_RE, OrderIds, new_epoch
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 READABLE_FROM = 1  # the oldest version whose tables `status` and `last_seq` can read
 
 # Version 1: the tables. CREATE ... IF NOT EXISTS, so it is also a no-op on any later version.
@@ -193,9 +193,16 @@ def _returns_in_write_order(conn: sqlite3.Connection, account: str | None) -> No
         conn.execute(statement)
 
 
+def _checkpoints_as_columns(conn: sqlite3.Connection, account: str | None) -> None:
+    """6: no table changes; a checkpoint's book holds its instruments as columns
+    (service.state.book_columns) and its blob a CRC-32 of each window where it held a
+    SHA-256. Checkpoints of before keep their form, and this build decodes both; the
+    version is raised so that a build of before refuses a database it could not resume."""
+
+
 # Keyed by the version each one brings the database to; version 1 is SCHEMA itself.
 MIGRATIONS: dict[int, Migration] = {2: _add_identity, 3: _add_history, 4: _add_returns,
-                                    5: _returns_in_write_order}
+                                    5: _returns_in_write_order, 6: _checkpoints_as_columns}
 
 
 def migrate(conn: sqlite3.Connection, path: Path, account: str | None) -> None:

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from service.state import schema
+from service.state import book_columns, schema
 from service.state.errors import StateError, UnusableStateError
 from service.state.history import ORDER_COLUMNS, OrderRow, order_of
 from service.state.sqlite_open import open_sqlite
@@ -26,7 +26,6 @@ from service.types import OrderStatus
 # too; tests/service/test_status.py checks they agree). Persisted: never rename one.
 WARMING_KEY = "warming"
 POSITIONS_KEY = "broker_positions"
-INSTRUMENTS_KEY = "instruments"
 
 # What reading a database can raise: the file (OSError), SQLite, a malformed value, a
 # refused version (StateError); and reading a snapshot, a book missing a key or of
@@ -161,7 +160,7 @@ def _targets(
     batch = {str(s): TargetPosition(str(s), float(q), int(r), float(p)) for s, q, r, p in
              conn.execute("SELECT symbol, target_qty, regime, p_turbulent FROM decisions "
                           "WHERE seq = ?", (seq,))}
-    instruments: dict[str, Any] = book.get(INSTRUMENTS_KEY) or {}
+    instruments: dict[str, Any] = book_columns.entries(book)
     return tuple(_target(conn, symbol, batch.get(symbol), instruments.get(symbol) or {})
                  for symbol in sorted(set(batch) | set(instruments)))
 
@@ -197,7 +196,7 @@ def unrealised_of(book: dict[str, Any]) -> float | None:
     holdings = _holdings(book)
     if holdings is None:
         return None
-    instruments: dict[str, Any] = book.get(INSTRUMENTS_KEY) or {}
+    instruments: dict[str, Any] = book_columns.entries(book)
     closes = {s: e.get("last_close") for s, e in instruments.items()}
     return sum(h.qty * (float(closes[h.symbol]) - h.avg_entry_price) for h in holdings
                if closes.get(h.symbol) is not None)

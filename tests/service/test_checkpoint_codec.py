@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
 import numpy as np
+import pytest
 
 from regime_model.update import InstrumentCarry
 from service.model_state import InstrumentState, ModelState
-from service.state.checkpoint_codec import decode_model_state, encode_model_state
+from service.state.checkpoint_codec import (
+    CARRY_ROWS,
+    WINDOW_SHA,
+    decode_model_state,
+    encode_model_state,
+)
+from service.state.codec import encode_arrays
+from service.state.errors import UnusableStateError
+from service.strategy import Decision
 
 
 def carry(seed: int, chains: int = 4, dim: int = 6) -> InstrumentCarry:
@@ -39,3 +53,49 @@ def test_carries_of_every_shape_and_none_come_back_exactly() -> None:
             for a, b in zip(got.carry, instrument.carry, strict=True):
                 assert np.array_equal(a, b) and a.dtype == np.float64
     assert b"SPY/carry" not in blob and b"GLD/carry/position" in blob  # stacked, but GLD
+
+
+def test_every_instrument_field_comes_back_whatever_is_missing() -> None:
+    """The book's columns carry a close, regime and decision that may be absent, a
+    retiring flag and the last bar's time: each comes back as it was, absent as absent."""
+    bar = datetime(2026, 1, 5, 14, 30, tzinfo=ZoneInfo("America/New_York"))
+    state = ModelState({
+        "SPY": InstrumentState("SPY", returns=np.array([0.01]), last_bar_time=bar,
+                               last_close=401.25, regime=1,
+                               decision=Decision("SPY", True, 0.25, 12.0)),
+        "QQQ": InstrumentState("QQQ", returns=np.array([0.02]), last_bar_time=bar,
+                               last_close=350.5, regime=0, retiring=True,
+                               decision=Decision("QQQ", False, 0.0, 0.0)),
+        "NEW": InstrumentState("NEW"),  # no bar, close, regime or decision yet
+    })  # fmt: skip
+    blob, book, _ = encode_model_state(state)
+    back = decode_model_state(blob, json.loads(json.dumps(book)),
+                              {s: i.returns.tolist() for s, i in state.instruments.items()})
+    for symbol, was in state.instruments.items():
+        got = back.instruments[symbol]
+        assert (got.last_bar_time, got.last_close, got.regime, got.retiring, got.decision) == (
+            was.last_bar_time, was.last_close, was.regime, was.retiring, was.decision)
+
+
+def test_a_window_that_does_not_read_back_as_written_is_refused() -> None:
+    state = ModelState({"SPY": InstrumentState("SPY", returns=np.array([0.01, -0.02]))})
+    blob, book, _ = encode_model_state(state)
+    with pytest.raises(UnusableStateError, match="SPY: its return window"):
+        decode_model_state(blob, book, {"SPY": [0.01, -0.0200000001]})
+
+
+def test_a_checkpoint_of_schema_version_5_decodes() -> None:
+    """Up to version 5 a book held an object per instrument and the blob a SHA-256 of
+    each window: such a checkpoint still resumes, its windows checked by that digest."""
+    returns = np.array([0.01, -0.02])
+    blob = encode_arrays({CARRY_ROWS: np.zeros(0, np.int64), WINDOW_SHA: np.frombuffer(
+        hashlib.sha256(returns.astype("<f8").tobytes()).digest(), np.uint8).reshape(1, 32)})
+    book = {"cursor": 0, "instruments": {"SPY": {
+        "last_bar_time": None, "last_close": 99.5, "regime": 0, "retiring": False,
+        "decision": {"invested": True, "target_weight": 0.5, "target_qty": 3.0}}}}
+    back = decode_model_state(blob, book, {"SPY": returns.tolist()})
+    spy = back.instruments["SPY"]
+    assert np.array_equal(spy.returns, returns) and spy.last_close == 99.5
+    assert spy.decision == Decision("SPY", True, 0.5, 3.0)
+    with pytest.raises(UnusableStateError, match="SPY: its return window"):
+        decode_model_state(blob, book, {"SPY": [0.01, -0.03]})

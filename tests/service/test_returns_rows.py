@@ -163,7 +163,7 @@ def test_bytes_per_bar(tmp_path: Path) -> None:
     assert 8 < per_return < 40  # an 8-byte REAL, the symbol and idx, SQLite's cell header
     blob = account.store.latest()
     assert blob is not None
-    # the blob keeps 32 bytes of digest per instrument, whatever the window's length
+    # the blob keeps a 4-byte checksum per instrument, whatever the window's length
     assert len(blob.model) < 50 * (32 + 120)
 
 
