@@ -109,20 +109,32 @@ def _book_columns(symbols: list[Symbol], instruments: list[InstrumentState]) -> 
 
 
 def _stacked_carries(symbols: list[Symbol], state: ModelState) -> dict[str, np.ndarray]:
-    present = [(i, c, _shape(c)) for i, s in enumerate(symbols)
+    present = [(i, c) for i, s in enumerate(symbols)
                if (c := state.instruments[s].carry) is not None]  # fmt: skip
-    shapes = Counter(shape for _, _, shape in present)
-    common = shapes.most_common(1)[0][0] if shapes else None
-    stacked = [(i, c) for i, c, shape in present if shape == common]
-    arrays: dict[str, np.ndarray] = {CARRY_ROWS: np.array([i for i, _ in stacked], np.int64)}
-    if stacked:
-        for k, name in enumerate(InstrumentCarry._fields):
-            arrays[f"carry/{name}"] = np.array([c[k] for _, c in stacked], dtype=np.float64)
-    for i, carry, shape in present:
-        if shape != common:
+    first = _shape(present[0][1]) if present else None
+    if all(_same_shape(c, first) for _, c in present):  # the usual case: one shape
+        return _stack(present)
+    shapes = Counter(_shape(c) for _, c in present)
+    common = shapes.most_common(1)[0][0]
+    arrays = _stack([(i, c) for i, c in present if _shape(c) == common])
+    for i, carry in present:
+        if _shape(carry) != common:
             for name, value in carry._asdict().items():
                 arrays[f"{symbols[i]}/carry/{name}"] = value
     return arrays
+
+
+def _stack(rows: list[tuple[int, InstrumentCarry]]) -> dict[str, np.ndarray]:
+    arrays: dict[str, np.ndarray] = {CARRY_ROWS: np.array([i for i, _ in rows], np.int64)}
+    if rows:
+        for k, name in enumerate(InstrumentCarry._fields):
+            arrays[f"carry/{name}"] = np.array([c[k] for _, c in rows], dtype=np.float64)
+    return arrays
+
+
+def _same_shape(carry: InstrumentCarry, shape: tuple[tuple[int, ...], ...] | None) -> bool:
+    position, step_size, inv_mass = carry  # compared without building a tuple per carry
+    return shape == (position.shape, step_size.shape, inv_mass.shape)
 
 
 def _shape(carry: InstrumentCarry) -> tuple[tuple[int, ...], ...]:
