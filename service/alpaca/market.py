@@ -58,6 +58,9 @@ class AlpacaMarket:
             self._polled[symbol] = end
         return out
 
+    def history_batch(self, symbols: Sequence[Symbol], end: datetime, count: int) -> BarBatch:
+        return batch_of(self.history(symbols, end, count))
+
     def bars_after(
         self, after: Mapping[Symbol, datetime], until: datetime
     ) -> dict[Symbol, list[Bar]]:

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from service.types import Bar, Symbol
 
 COLUMNS = 5  # open, high, low, close, volume
-CLOSE = 3  # the close's column
+OPEN, CLOSE = 0, 3  # the open's and the close's columns
 
 
 class BarBatch(NamedTuple):

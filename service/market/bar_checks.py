@@ -154,6 +154,9 @@ class CheckedFeed:
     ) -> dict[Symbol, list[Bar]]:
         return self._screen(self.inner.history(symbols, end, count))
 
+    def history_batch(self, symbols: Sequence[Symbol], end: datetime, count: int) -> BarBatch:
+        return self._screen_batch(self.inner.history_batch(symbols, end, count))
+
     def bars_after(
         self, after: Mapping[Symbol, datetime], until: datetime
     ) -> dict[Symbol, list[Bar]]:

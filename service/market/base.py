@@ -40,6 +40,11 @@ class MarketFeed(Protocol):
         """The last `count` bars with time <= end per symbol (fewer where data starts later)."""
         ...
 
+    def history_batch(self, symbols: Sequence[Symbol], end: datetime, count: int) -> BarBatch:
+        """history's bars as columns, symbols in `symbols`' order: what the simulated
+        broker prices every position with, without a Bar object per position."""
+        ...
+
     def bars_after(
         self, after: Mapping[Symbol, datetime], until: datetime
     ) -> dict[Symbol, list[Bar]]:

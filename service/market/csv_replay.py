@@ -55,6 +55,9 @@ class CsvMarket:
             result[symbol] = series.bars(max(0, hi - max(count, 0)), hi)
         return result
 
+    def history_batch(self, symbols: Sequence[Symbol], end: datetime, count: int) -> BarBatch:
+        return batch_of(self.history(symbols, end, count))
+
     def bars_after(
         self, after: Mapping[Symbol, datetime], until: datetime
     ) -> dict[Symbol, list[Bar]]:

@@ -114,8 +114,11 @@ class SyntheticMarket:
     def history(
         self, symbols: Sequence[Symbol], end: datetime, count: int
     ) -> dict[Symbol, list[Bar]]:
+        return self.history_batch(symbols, end, count).as_dict()
+
+    def history_batch(self, symbols: Sequence[Symbol], end: datetime, count: int) -> BarBatch:
         hi = self._index_at_or_before(end)
-        return self._batch(symbols, [max(0, hi - count + 1)] * len(symbols), hi).as_dict()
+        return self._batch(symbols, [max(0, hi - count + 1)] * len(symbols), hi)
 
     def bars_after(
         self, after: Mapping[Symbol, datetime], until: datetime

@@ -40,6 +40,12 @@ def test_a_batch_holds_the_bars_of_bars_after(alpaca_server: AlpacaServer) -> No
     assert batch.as_dict() == market_for(alpaca_server).bars_after(after, until)
 
 
+def test_a_history_batch_holds_the_bars_of_history(alpaca_server: AlpacaServer) -> None:
+    batch = market_for(alpaca_server).history_batch(["QQQ", "SPY"], NOW, 3)
+    assert batch.symbols == ("QQQ", "SPY") and len(batch.times) == 6
+    assert batch.as_dict() == market_for(alpaca_server).history(["QQQ", "SPY"], NOW, 3)
+
+
 def test_duplicate_bars_are_dropped_and_logged(alpaca_server: AlpacaServer) -> None:
     alpaca_server.faults.queue("GET /v2/stocks/bars", "duplicate_bar")
     with structlog.testing.capture_logs() as logs:

@@ -1,5 +1,6 @@
 """A batch is bars_after's bars as columns: every feed's batch_after holds exactly the bars
-its bars_after returns, symbol by symbol, in the same order and with the same values."""
+its bars_after returns (and history_batch those of history), symbol by symbol, in the same
+order and with the same values."""
 
 from __future__ import annotations
 
@@ -56,6 +57,27 @@ def test_a_feed_s_batch_holds_the_bars_of_its_bars_after(
     batch = feed.batch_after(after, until)
     assert batch.symbols == tuple(after)
     assert batch.as_dict() == feed.bars_after(after, until)
+    assert batch.values.dtype == np.float64 and batch.values.shape == (len(batch.times), 5)
+
+
+HISTORIES = [
+    (["SPY", "QQQ", "IWM"], at(12), 1),  # the latest bar of each (the broker's prices)
+    (["IWM", "SPY"], at(30), 6),  # several, fewer where a symbol has gaps
+    (["SPY", "QQQ"], at(-1), 1),  # before the first bar: none
+    ([], at(5), 1),
+]
+
+
+@pytest.mark.parametrize("make", [synthetic, csv])
+@pytest.mark.parametrize(("symbols", "end", "count"), HISTORIES)
+def test_a_feed_s_history_batch_holds_the_bars_of_its_history(
+    make: Callable[[Path], MarketFeed], symbols: list[str], end: datetime, count: int,
+    tmp_path: Path,
+) -> None:
+    feed = make(tmp_path)
+    batch = feed.history_batch(symbols, end, count)
+    assert batch.symbols == tuple(symbols)
+    assert batch.as_dict() == feed.history(symbols, end, count)
     assert batch.values.dtype == np.float64 and batch.values.shape == (len(batch.times), 5)
 
 

@@ -160,6 +160,26 @@ def test_a_batch_is_screened_as_its_bars_are() -> None:
     assert by_batch.take_rejected() == by_bars.take_rejected() == len(bar_logs)
 
 
+def test_a_history_batch_is_screened_as_its_history_is() -> None:
+    """history_batch (what the simulated broker prices positions with) keeps, logs and
+    counts exactly what history does: a symbol whose last bar is refused has no bar."""
+    settings = SyntheticMarketSettings.model_construct(calm_vol=80.0, turbulent_vol=80.0,
+                                                       start=T)
+    symbols = [f"S{i}" for i in range(40)]
+    end = T + timedelta(minutes=200)
+    for count in (1, 30):
+        by_bars = CheckedFeed(SyntheticMarket(settings))
+        by_batch = CheckedFeed(SyntheticMarket(settings))
+        with structlog.testing.capture_logs() as bar_logs:
+            kept = by_bars.history(symbols, end, count)
+        with structlog.testing.capture_logs() as batch_logs:
+            batch = by_batch.history_batch(symbols, end, count)
+        assert bar_logs and batch_logs == bar_logs
+        assert batch.as_dict() == kept and batch.symbols == tuple(symbols)
+        assert by_batch.take_rejected() == by_bars.take_rejected() == len(bar_logs)
+    assert any(not bars for bars in by_bars.history(symbols, end, 1).values())
+
+
 def test_usable_rows_agree_with_bar_problem_row_by_row() -> None:
     t = datetime(2026, 1, 5, 15, tzinfo=UTC)
     good = Bar(t, 10.0, 11.0, 9.0, 10.5, 100.0)
