@@ -6,9 +6,10 @@ Submission is idempotent by client_order_id. An order whose fate we cannot tell 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from service.types import BrokerSnapshot, OrderIntent, OrderOutcome
 
@@ -63,3 +64,21 @@ class Broker(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class BatchBroker(Broker, Protocol):
+    """A broker that takes many orders in one call, as one step that commits all or none
+    of them (the simulated broker: one transaction). A broker whose every order is its
+    own request (Alpaca: one POST each) is not one: the worker sends its orders one by
+    one, asking before each whether a stop was requested, which a batch could not."""
+
+    def submit_many(self, intents: Sequence[OrderIntent]) -> list[OrderOutcome]:
+        """Each intent's outcome, in order, exactly as `submit` one after another would
+        give them (each order checked against the account the ones before it left);
+        idempotent by client_order_id as `submit` is."""
+        ...
+
+    def lookup_many(self, client_order_ids: Sequence[str]) -> list[OrderOutcome | None]:
+        """`lookup` of each id, in order."""
+        ...

@@ -13,15 +13,15 @@ fills) are SimBroker's; this module only stores their results.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from itertools import groupby
 from pathlib import Path
 
-from service.broker.sim_book import AccountView, OpenOrder, sim_order_id
+from service.broker.sim_book import AccountView, Fill, OpenOrder, sim_order_id
 from service.state.sqlite_open import open_sqlite
-from service.types import Bar, OrderIntent, OrderOutcome, OrderStatus, Position, Side, Symbol
+from service.types import OrderIntent, OrderOutcome, OrderStatus, Position, Side, Symbol
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS account (
@@ -56,6 +56,9 @@ CREATE TABLE IF NOT EXISTS fills (
 );
 """
 
+# seq, intent, status, submitted_at (market time, UTC isoformat), reason refused
+NewOrder = tuple[int, OrderIntent, OrderStatus, str, str | None]
+_IDS_PER_READ = 500  # bound parameters per statement (SQLite's least limit is 999)
 _ORDER_COLUMNS = (
     "seq, client_order_id, status, filled_qty, filled_avg_price, reason, symbol, side"
 )
@@ -104,19 +107,16 @@ class SimAccount:
 
     # -- orders ----------------------------------------------------------------------
 
-    def open_orders(self) -> tuple[OrderOutcome, ...]:
-        rows = self._db.execute(
-            f"SELECT {_ORDER_COLUMNS} FROM orders WHERE status = ? ORDER BY seq",
-            (OrderStatus.ACCEPTED.value,),
-        )
-        return tuple(map(_outcome, rows))
-
-    def stored(self, client_order_id: str) -> OrderOutcome | None:
-        row = self._db.execute(
-            f"SELECT {_ORDER_COLUMNS} FROM orders WHERE client_order_id = ?",
-            (client_order_id,),
-        ).fetchone()
-        return _outcome(row) if row is not None else None
+    def stored(self, client_order_ids: Sequence[str]) -> dict[str, OrderOutcome]:
+        """The orders of these client_order_ids that the account holds, by id."""
+        found: dict[str, OrderOutcome] = {}
+        for start in range(0, len(client_order_ids), _IDS_PER_READ):
+            ids = client_order_ids[start:start + _IDS_PER_READ]
+            rows = self._db.execute(
+                f"SELECT {_ORDER_COLUMNS} FROM orders WHERE client_order_id IN "
+                f"({','.join('?' * len(ids))})", ids)
+            found.update((row["client_order_id"], _outcome(row)) for row in rows)
+        return found
 
     def submitted_since(self, since: datetime) -> list[sqlite3.Row]:
         """client_order_id, symbol, submitted_at of the orders submitted after `since`,
@@ -128,19 +128,20 @@ class SimAccount:
             (since.isoformat(),),
         ).fetchall()
 
-    def add_order(
-        self, intent: OrderIntent, status: OrderStatus, submitted_at: str, reason: str | None
-    ) -> int | None:
-        """The new order's seq; None when the account already holds this client_order_id
-        (nothing is placed). One statement outside BEGIN is a transaction of its own
-        (autocommit): committed when this returns, as BEGIN ... COMMIT around it was."""
-        cursor = self._db.execute(
-            "INSERT INTO orders (client_order_id, symbol, side, qty, status, submitted_at,"
-            " reason) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (client_order_id) DO NOTHING",
-            (intent.client_order_id, intent.symbol, intent.side.value, intent.qty,
-             status.value, submitted_at, reason),
+    def last_seq(self) -> int:
+        """The newest order's seq (0: none yet); the next order's is one more, as SQLite
+        would number it (the largest rowid plus one)."""
+        return int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM orders").fetchone()[0])
+
+    def add_orders(self, orders: list[NewOrder]) -> None:
+        """Insert (seq, intent, status, submitted_at, reason) rows; inside a transaction
+        that first found none of their ids held (stored) and numbered them (last_seq)."""
+        self._db.executemany(
+            "INSERT INTO orders (seq, client_order_id, symbol, side, qty, status, "
+            "submitted_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(seq, i.client_order_id, i.symbol, i.side.value, i.qty, status.value, at, reason)
+             for seq, i, status, at, reason in orders],
         )
-        return cursor.lastrowid if cursor.rowcount == 1 else None
 
     def cancel(self, seq: int) -> None:
         with self.transaction():
@@ -161,26 +162,31 @@ class SimAccount:
 
     # -- fills -----------------------------------------------------------------------
 
-    def record_fills(self, fills: list[tuple[OpenOrder, Bar, float, Position | None]]) -> None:
-        """Fill each (order, bar, signed quantity, position after) in full at the bar's
-        open, in order: cash, the position, the order and its fill; all in one transaction,
-        each kind of row written by one statement over every fill (same rows, same order)."""
+    def record_fills(self, fills: list[Fill]) -> float:
+        """Record each fill in order: cash, the position, the order and its fill; all in
+        one transaction, each kind of row written by one statement over every fill (same
+        rows, same order). Returns the cash they leave: each fill's amount taken from it
+        in turn, the arithmetic (IEEE doubles) of one `cash = cash - ?` per fill."""
         filled = OrderStatus.FILLED.value
         with self.transaction():
-            self._db.executemany("UPDATE account SET cash = cash - ? WHERE id = 1",
-                                 [(signed_qty * bar.open,) for _, bar, signed_qty, _ in fills])
-            self._store_positions([(order.symbol, after) for order, _, _, after in fills])
+            cash = self.cash()
+            for fill in fills:
+                cash = cash - fill.delta * fill.price
+            self._db.execute("UPDATE account SET cash = ? WHERE id = 1", (cash,))
+            self._store_positions([(fill.order.symbol, fill.after) for fill in fills])
             self._db.executemany(
                 "UPDATE orders SET status = ?, filled_qty = ?, filled_avg_price = ? "
                 "WHERE seq = ?",
-                [(filled, order.qty, bar.open, order.seq) for order, bar, _, _ in fills],
+                [(filled, order.qty, price, order.seq) for order, _, price, _, _ in fills],
             )
+            times = {time: time.isoformat() for time in {fill.time for fill in fills}}
             self._db.executemany(
                 "INSERT INTO fills (order_seq, symbol, side, qty, price, bar_time) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                [(order.seq, order.symbol, order.side, order.qty, bar.open,
-                  bar.time.isoformat()) for order, bar, _, _ in fills],
+                [(order.seq, order.symbol, order.side, order.qty, price, times[time])
+                 for order, time, price, _, _ in fills],
             )
+        return cash
 
     def _store_positions(self, changes: list[tuple[Symbol, Position | None]]) -> None:
         """Each change in order: a run of deletions (a position closed) or of upserts at a
@@ -212,4 +218,6 @@ class SimAccount:
 
     def view(self) -> AccountView:
         """Cash, positions and open orders, read now (service.broker.sim_book)."""
-        return AccountView(self.cash(), self.positions(), self.unfilled(), self.data_version())
+        version = self.data_version()  # first: a commit by another connection after it
+        # is seen at the next check, never folded unseen into a view that claims it
+        return AccountView(self.cash(), self.positions(), self.unfilled(), version)

@@ -11,6 +11,7 @@ the file again, so the view never decides on stale figures.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import NamedTuple
 
 from service.types import OrderOutcome, OrderStatus, Position, Side, Symbol
@@ -27,10 +28,30 @@ class OpenOrder(NamedTuple):
     submitted_at: str  # UTC isoformat: market time of its submission
     reason: str | None = None
 
-    def filled_at(self, price: float) -> OrderOutcome:
-        """This order's record once filled in full at `price`, as the file then holds it."""
-        return OrderOutcome(self.client_order_id, OrderStatus.FILLED, sim_order_id(self.seq),
-                            self.qty, float(price), self.reason, self.symbol, Side(self.side))
+    def open_outcome(self) -> OrderOutcome:
+        """This order's record while it is open, as the file holds it."""
+        return OrderOutcome(self.client_order_id, OrderStatus.ACCEPTED, sim_order_id(self.seq),
+                            0.0, None, self.reason, self.symbol, _SIDES[self.side])
+
+
+class Fill(NamedTuple):
+    """An open order filled in full at the open of the bar of `time`."""
+
+    order: OpenOrder
+    time: datetime  # the bar's close time
+    price: float  # its open
+    delta: float  # the order's quantity, signed (negative: a sale)
+    after: Position | None  # the position it leaves (None: flat)
+
+    def outcome(self) -> OrderOutcome:
+        """The order's record once filled, as the file then holds it."""
+        order = self.order
+        return OrderOutcome(order.client_order_id, OrderStatus.FILLED, sim_order_id(order.seq),
+                            order.qty, float(self.price), order.reason, order.symbol,
+                            _SIDES[order.side])
+
+
+_SIDES = {side.value: side for side in Side}  # Side(text) is a slower lookup of the same
 
 
 def sim_order_id(seq: int) -> str:
@@ -51,6 +72,10 @@ class AccountView:
         for order in self.open_orders:
             self._add_qty(order)
 
+    def open_outcomes(self) -> tuple[OrderOutcome, ...]:
+        """The open orders' records, oldest first, as the file holds them."""
+        return tuple(order.open_outcome() for order in self.open_orders)
+
     def open_qty(self, symbol: Symbol, side: Side) -> float:
         return self._open_qty.get((side.value, symbol), 0.0)
 
@@ -65,15 +90,15 @@ class AccountView:
         self.open_orders.append(order)
         self._add_qty(order)
 
-    def filled(self, fills: list[tuple[OpenOrder, Position | None]], cash: float) -> None:
+    def filled(self, fills: list[Fill], cash: float) -> None:
         """These orders (oldest first, each with the position it left) filled, leaving
-        `cash` (read back: the file's own arithmetic)."""
-        for order, after in fills:
+        `cash` (as the file holds it)."""
+        for order, _, _, _, after in fills:
             if after is None:
                 self.positions.pop(order.symbol, None)
             else:
                 self.positions[order.symbol] = after
-        done = {order.seq for order, _ in fills}
+        done = {fill.order.seq for fill in fills}
         self.open_orders = [order for order in self.open_orders if order.seq not in done]
         self.cash, self._open_qty = cash, {}
         self.__post_init__()

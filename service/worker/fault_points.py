@@ -11,8 +11,9 @@ passes, once `watch_stop` has armed it). Points, in the order an update passes t
 `after_resend` (a resend at start-up, between its POST and recording its answer),
 `update`, `model` (inside the model update: new chain states computed, not yet kept),
 `before_checkpoint`, `in_commit` (inside the checkpoint transaction, before COMMIT),
-`after_checkpoint` (committed, before any POST), `before_post` (before each POST),
-`after_post` (between each POST and recording its answer), `reload` (applying a new
+`after_checkpoint` (committed, before any POST), `before_post` (before each POST; an
+update's batch to a batch broker is one), `after_post` (between each POST and recording its
+answer), `reload` (applying a new
 configuration), `warming` (in the cold warm-up thread, before a warm-up: `pause` there
 holds the warm-up, not the loop). `POINTS` lists them. They come from
 $REGIME_TRADER_FAULTS, which the command line accepts only together with

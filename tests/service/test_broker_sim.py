@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from service.broker.sim import SimBroker, next_position
+from service.broker.sim import SimBroker
+from service.broker.sim_fills import next_position
 from service.market.synthetic import SyntheticMarket
 from service.settings import SyntheticMarketSettings
 from service.types import OrderIntent, OrderStatus, Position, Side
