@@ -4,6 +4,8 @@ decision rows for the checkpoint) that follow from them."""
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -18,6 +20,7 @@ from service.strategy import Decision, Signals, decide_all, order_intents, previ
 from service.types import BrokerSnapshot, OrderIntent, Symbol
 
 log = structlog.get_logger("service.worker")
+_DECISION = attrgetter("decision")
 
 
 def decide_targets(
@@ -33,13 +36,17 @@ def decide_targets(
     """Targets for the modelled instruments, and flat targets for those leaving the
     rotation until the broker shows them flat."""
     budget = snapshot.equity / max(1, len(symbols))
-    decisions, rows = _model_decisions(book, ready, estimate, budget, strategy, snapshot)
+    held = {symbol: p.qty for symbol, p in snapshot.positions.items()}  # snapshot.qty's
+    decisions, rows = _model_decisions(book, ready, estimate, budget, strategy, held)
     retired = book.drop_flat(snapshot)
     if retired:
         log.info("instruments.retired", symbols=retired, reason="flat after removal")
     decisions += [Decision(s, False, 0.0, 0.0) for s in book.retiring()]
-    prices = {d.symbol: float(book.instruments[d.symbol].last_close or 0.0) for d in decisions}
-    intents = order_intents(decisions, snapshot, prices, budget, id_tag, seq, strategy)
+    # order_intents passes over a decision already held (most, most updates): only the
+    # others go in, and only theirs are priced
+    moving = [d for d in decisions if d.target_qty != held.get(d.symbol, 0.0)]
+    prices = {d.symbol: float(book.instruments[d.symbol].last_close or 0.0) for d in moving}
+    intents = order_intents(moving, snapshot, prices, budget, id_tag, seq, strategy)
     return rows, intents
 
 
@@ -77,36 +84,31 @@ def _model_decisions(
     estimate: RegimeEstimate | None,
     budget: float,
     strategy: StrategySettings,
-    snapshot: BrokerSnapshot,
+    held: dict[Symbol, float],
 ) -> tuple[list[Decision], list[DecisionRow]]:
     """decide() for every ready instrument, as columns (decide_all); the rows, logs and
     state they leave are those of deciding them one by one."""
     if estimate is None:
         return [], []
     cols = _columns(estimate)
-    states = [book.instruments[symbol] for symbol in ready]
+    states = list(map(book.instruments.__getitem__, ready))
     prices = [float(state.last_close or 0.0) for state in states]
-    previous = [state.decision for state in states]
+    previous = list(map(_DECISION, states))
     signals = Signals(cols.p_turbulent, cols.pred_vol, np.array(prices, dtype=np.float64),
                       cols.converged)
     targets = decide_all(signals, previous_targets(previous), budget, strategy)
-    decisions = list(map(Decision, ready, targets.invested.tolist(), targets.weight.tolist(),
-                         targets.qty.tolist()))
+    weights, qtys = targets.weight.tolist(), targets.qty.tolist()
+    decisions = list(map(Decision, ready, targets.invested.tolist(), weights, qtys))
     _note_regime_changes(states, cols.regime, cols.p_regime)
     for state, decision, regime in zip(states, decisions, cols.regime, strict=True):
         state.decision, state.regime = decision, regime
     _warn_unconverged(estimate, cols, previous, decisions, strategy)
-    return decisions, _decision_rows(decisions, cols, prices, snapshot)
-
-
-def _decision_rows(decisions: list[Decision], cols: _Columns, prices: list[float],
-                   snapshot: BrokerSnapshot) -> list[DecisionRow]:
-    columns = zip(decisions, cols.regime, cols.p_turbulent.tolist(), cols.pred_mean,
-                  cols.pred_vol.tolist(), cols.converged.tolist(), cols.p_turbulent_sd, prices,
-                  strict=True)
-    return [DecisionRow(d.symbol, regime, p_turbulent, pred_mean, pred_vol, converged,
-                        d.target_weight, d.target_qty, sd, price, snapshot.qty(d.symbol))
-            for d, regime, p_turbulent, pred_mean, pred_vol, converged, sd, price in columns]
+    # the rows straight from the columns (one row per instrument: a row is the costly
+    # object here, so nothing else is made for it)
+    rows = list(map(DecisionRow, ready, cols.regime, cols.p_turbulent.tolist(), cols.pred_mean,
+                    cols.pred_vol.tolist(), cols.converged.tolist(), weights, qtys,
+                    cols.p_turbulent_sd, prices, map(held.get, ready, repeat(0.0))))
+    return decisions, rows
 
 
 def _warn_unconverged(
@@ -144,6 +146,9 @@ def _note_regime_changes(states: list[InstrumentState], regimes: list[int],
     """`regime.changed` for each instrument whose regime differs from its last one."""
     changed = [i for i, (state, regime) in enumerate(zip(states, regimes, strict=True))
                if state.regime is not None and regime != state.regime]
+    if not changed:
+        return
+    events = log.bind()  # once: the module's logger binds again at every event
     for i in changed:
-        log.info("regime.changed", symbol=states[i].symbol, **{"from": states[i].regime},
-                 to=regimes[i], probability=round(probabilities[i], 4))
+        events.info("regime.changed", symbol=states[i].symbol, **{"from": states[i].regime},
+                    to=regimes[i], probability=round(probabilities[i], 4))
