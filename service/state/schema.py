@@ -19,8 +19,9 @@ from pathlib import Path
 
 from service.state.errors import UnusableStateError
 from service.state.order_ids import EPOCH_RE, OrderIds, new_epoch
+from service.state.returns_packing import pack_tables
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 READABLE_FROM = 1  # the oldest version whose tables `status` and `last_seq` can read
 
 # Version 1: the tables. CREATE ... IF NOT EXISTS, so it is also a no-op on any later version.
@@ -94,7 +95,8 @@ CREATE TABLE IF NOT EXISTS instrument_history (
 # seen, numbered on past a removal so a symbol added again cannot overwrite the rows an
 # older checkpoint still reads), and each checkpoint's window of them (`windows`: rows
 # [start, stop)); the checkpoint's blob holds the carries and a SHA-256 of each window.
-# Before, every checkpoint held every window whole (service.state.returns_rows).
+# Before, every checkpoint held every window whole (service.state.returns_rows). Created
+# by migration 4 alone (a new database too runs every migration): version 7 packs them.
 RETURNS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS returns (
     symbol TEXT NOT NULL,
@@ -200,9 +202,17 @@ def _checkpoints_as_columns(conn: sqlite3.Connection, account: str | None) -> No
     version is raised so that a build of before refuses a database it could not resume."""
 
 
+def _returns_packed(conn: sqlite3.Connection, account: str | None) -> None:
+    """7: the returns and windows tables hold one row per update, its returns or windows
+    packed as columns (service.state.returns_packing); every row of version 6 is packed,
+    so each retained checkpoint reads the same window back."""
+    pack_tables(conn)
+
+
 # Keyed by the version each one brings the database to; version 1 is SCHEMA itself.
 MIGRATIONS: dict[int, Migration] = {2: _add_identity, 3: _add_history, 4: _add_returns,
-                                    5: _returns_in_write_order, 6: _checkpoints_as_columns}
+                                    5: _returns_in_write_order, 6: _checkpoints_as_columns,
+                                    7: _returns_packed}
 
 
 def migrate(conn: sqlite3.Connection, path: Path, account: str | None) -> None:

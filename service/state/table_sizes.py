@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import sqlite3
 
+# The tables that pack many records into a row (service.state.returns_rows): a record is
+# a return (one per instrument and bar) or a window (one per instrument and checkpoint),
+# as it was a row up to schema version 6, so bytes per record compare across versions.
+PACKED_RECORDS = {"returns": "SUM(LENGTH(idx)) / 8", "windows": "SUM(LENGTH(starts)) / 8"}
+
 
 def table_bytes(conn: sqlite3.Connection) -> dict[str, tuple[int, int]] | None:
-    """(bytes used, rows) of each table, from SQLite's dbstat virtual table; None where
-    this SQLite was built without it."""
+    """(bytes used, records) of each table, from SQLite's dbstat virtual table; None where
+    this SQLite was built without it. A record is a row, or in a packed table one of the
+    records its rows hold (PACKED_RECORDS)."""
     try:
         used = dict(conn.execute(
             "SELECT name, SUM(pgsize - unused) FROM dbstat GROUP BY name").fetchall())
@@ -15,5 +21,9 @@ def table_bytes(conn: sqlite3.Connection) -> dict[str, tuple[int, int]] | None:
         return None
     names = [n for (n,) in conn.execute(
         "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
-    return {n: (int(used.get(n, 0)), int(conn.execute(f'SELECT COUNT(*) FROM "{n}"').fetchone()[0]))
-            for n in names}  # fmt: skip
+    return {n: (int(used.get(n, 0)), _records(conn, n)) for n in names}
+
+
+def _records(conn: sqlite3.Connection, table: str) -> int:
+    count = PACKED_RECORDS.get(table, "COUNT(*)")
+    return int(conn.execute(f'SELECT {count} FROM "{table}"').fetchone()[0] or 0)

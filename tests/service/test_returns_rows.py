@@ -3,7 +3,9 @@ exact window back, through removals, catch-ups, pruning and a rolled-back update
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 from service.model_state import InstrumentState, ModelState
 from service.state import returns_rows
 from service.state.checkpoint_codec import checkpoint_state, encode_model_state
-from service.state.store import SCHEMA_VERSION, Checkpoint, StateStore, UnusableStateError
+from service.state.store import Checkpoint, StateStore, UnusableStateError
 from service.types import Bar
 
 T0 = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
@@ -65,8 +67,36 @@ class Account:
             for symbol, window in self.expected[seq].items():
                 assert np.array_equal(got[symbol], window), (seq, symbol)
 
+    def stored(self) -> list[tuple[int, str, int, float]]:
+        """(seq, symbol, idx, value) of every stored return, from the packed rows."""
+        return stored_returns(self.store._conn)
+
     def rows(self) -> int:
-        return int(self.store._conn.execute("SELECT COUNT(*) FROM returns").fetchone()[0])
+        return len(self.stored())
+
+
+def stored_returns(conn: sqlite3.Connection) -> list[tuple[int, str, int, float]]:
+    """Every return the packed `returns` rows hold (schema version 7): a JSON list of
+    symbols, little-endian int64 idx and float64 values, one entry per return."""
+    out = []
+    for seq, symbols, idx, value in conn.execute("SELECT * FROM returns ORDER BY seq"):
+        numbers = np.frombuffer(idx, "<i8").tolist()
+        values = np.frombuffer(value, "<f8").tolist()
+        out.extend(zip([seq] * len(numbers), json.loads(symbols), numbers, values, strict=True))
+    return out
+
+
+def rewrite_returns(conn: sqlite3.Connection, keep: Callable[[str, int], bool],
+                    change: Callable[[str, int, float], float] = lambda s, i, v: v) -> None:
+    """Rewrites the packed rows in place: the returns `keep` accepts, `change`d."""
+    for seq, symbols, idx, value in conn.execute("SELECT * FROM returns").fetchall():
+        rows = [(s, i, change(s, i, v)) for s, i, v in zip(
+            json.loads(symbols), np.frombuffer(idx, "<i8").tolist(),
+            np.frombuffer(value, "<f8").tolist(), strict=True) if keep(s, i)]
+        conn.execute("UPDATE returns SET symbols = ?, idx = ?, value = ? WHERE seq = ?",
+                     (json.dumps([s for s, _, _ in rows]),
+                      np.array([i for _, i, _ in rows], "<i8").tobytes(),
+                      np.array([v for _, _, v in rows], "<f8").tobytes(), seq))
 
 
 def test_each_return_is_stored_once_and_every_checkpoint_reads_its_window(
@@ -94,9 +124,8 @@ def test_a_catch_up_longer_than_the_window_and_a_symbol_added_again(tmp_path: Pa
     for _ in range(4):
         account.update()
     account.check_every_retained_checkpoint()
-    idx = account.store._conn.execute(
-        "SELECT MIN(idx), MAX(idx), COUNT(*) FROM returns WHERE symbol = 'IWM'").fetchone()
-    assert idx[1] - idx[0] + 1 == idx[2]  # one run of numbers, nothing overwritten
+    idx = [i for _, symbol, i, _ in account.stored() if symbol == "IWM"]
+    assert idx == list(range(len(idx)))  # one run of numbers, nothing overwritten
 
 
 def test_returns_no_retained_window_reaches_are_pruned(tmp_path: Path) -> None:
@@ -113,8 +142,7 @@ def test_returns_no_retained_window_reaches_are_pruned(tmp_path: Path) -> None:
     # none of GLD's, which no retained checkpoint reads
     per_symbol = WINDOW + retention - 1 + returns_rows.PRUNE_EVERY - 1
     assert 2 * (WINDOW + retention - 1) <= account.rows() <= 2 * per_symbol
-    gld = account.store._conn.execute("SELECT COUNT(*) FROM returns WHERE symbol = 'GLD'")
-    assert gld.fetchone()[0] == 0
+    assert [r for r in account.stored() if r[1] == "GLD"] == []
 
 
 def test_a_rolled_back_update_stores_nothing_and_the_next_one_numbers_on(
@@ -143,16 +171,17 @@ def test_a_damaged_return_is_found_on_resume(tmp_path: Path) -> None:
     account = Account(tmp_path / "alpha.sqlite", ["SPY"])
     for _ in range(3):
         account.update()
-    account.store._conn.execute("UPDATE returns SET value = value + 1e-12 WHERE idx = 1")
+    conn = account.store._conn
+    rewrite_returns(conn, lambda s, i: True, lambda s, i, v: v + 1e-12 if i == 1 else v)
     with pytest.raises(UnusableStateError, match=r"SPY: its return window .* does not match"):
         account.windows_at(3)
-    account.store._conn.execute("DELETE FROM returns WHERE idx = 0")
+    rewrite_returns(conn, lambda s, i: i != 0)
     with pytest.raises(UnusableStateError, match="SPY's window needs returns 0 to 1"):
         account.windows_at(3)
 
 
 def test_bytes_per_bar(tmp_path: Path) -> None:
-    """What one instrument's bar costs in the database now: its return's row, not a
+    """What one instrument's bar costs in the database now: its return, once, not a
     window per checkpoint (the old form grew by 8 x T bytes per instrument per update)."""
     account = Account(tmp_path / "alpha.sqlite", [f"SYM{i:03d}" for i in range(50)])
     for _ in range(60):
@@ -160,7 +189,7 @@ def test_bytes_per_bar(tmp_path: Path) -> None:
     conn = account.store._conn
     used = conn.execute("SELECT SUM(pgsize - unused) FROM dbstat WHERE name = 'returns'")
     per_return = used.fetchone()[0] / account.rows()
-    assert 8 < per_return < 40  # an 8-byte REAL, the symbol and idx, SQLite's cell header
+    assert 8 < per_return < 40  # its 8-byte value and idx, and its symbol in the JSON list
     blob = account.store.latest()
     assert blob is not None
     # the blob keeps a 4-byte checksum per instrument, whatever the window's length
@@ -193,28 +222,3 @@ def test_an_update_writes_its_new_returns_into_a_few_pages_whatever_the_instrume
     # ~300 bytes each: 14 pages (keyed by symbol, the returns alone made it 40)
     assert grown <= 20, f"{grown} more pages for 180 more instruments"
     large.check_every_retained_checkpoint()
-
-
-def test_a_version_4_database_keyed_by_symbol_migrates_and_every_window_reads_back(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "alpha.sqlite"
-    account = Account(path, ["SPY", "QQQ"])
-    for _ in range(WINDOW + 5):
-        account.update()
-    account.store.close()
-    with sqlite3.connect(path) as conn:  # the rows as version 4 kept them
-        conn.executescript(
-            "CREATE TABLE v4 (symbol TEXT NOT NULL, idx INTEGER NOT NULL, value REAL NOT NULL,"
-            " PRIMARY KEY (symbol, idx)) WITHOUT ROWID;"
-            "INSERT INTO v4 SELECT symbol, idx, value FROM returns; DROP TABLE returns;"
-            "ALTER TABLE v4 RENAME TO returns;"
-            "UPDATE meta SET value = '4' WHERE key = 'schema_version';")
-    conn.close()
-    account.store = StateStore(path, account="alpha")
-    assert account.store.meta("schema_version") == str(SCHEMA_VERSION)
-    account.check_every_retained_checkpoint()
-    for _ in range(3):  # numbered on after the migrated rows
-        account.update()
-    account.check_every_retained_checkpoint()
-    assert account.rows() == 2 * (WINDOW + 5 + 3 - 1)
