@@ -197,13 +197,15 @@ def _ess(chains: FloatArray) -> FloatArray:
     return np.where(np.isfinite(var_plus) & (var_plus > 0), ess, 0.0)
 
 
-def convergence(draws: FloatArray) -> Convergence:
-    """Per-parameter rank-normalised split R-hat, bulk and tail ESS for draws [N, C, S, D].
+def convergence(draws: FloatArray, tail: bool = True) -> Convergence:
+    """Per-parameter rank-normalised split R-hat, bulk and tail ESS for draws [N, C, S, D];
+    `tail` False leaves the tail ESS NaN and skips its two ESS.
 
     One sort of each parameter's pooled draws gives its ranks, its median and the 5 % and
     95 % quantiles the tail ESS needs; the three ESS and the two R-hat run as one batch
     each. The update runs this on every instrument at every bar, so it is kept to a few
-    whole-array passes.
+    whole-array passes. Each ESS is its own slice's alone: the bulk ESS is the same bits
+    with or without the tail's.
     """
     chains = _split(np.moveaxis(draws, -1, 1))  # [N, D, 2C, S//2]
     shape = chains.shape
@@ -213,6 +215,8 @@ def convergence(draws: FloatArray) -> Convergence:
     folded = np.abs(chains - _sorted_median(v)[..., None, None]).reshape(flat.shape)
     zf = _normal_scores(*_sorted(folded)).reshape(shape)
     rhat = _rhat(np.stack([z, zf]))
+    if not tail:
+        return Convergence(np.maximum(rhat[0], rhat[1]), _ess(z), np.full(shape[:2], np.nan))
     indicators = [(chains <= _sorted_quantile(v, q)[..., None, None]) for q in (0.05, 0.95)]
     ess = _ess(np.stack([z, *(i.astype(np.float64) for i in indicators)]))
     return Convergence(np.maximum(rhat[0], rhat[1]), ess[0], np.minimum(ess[1], ess[2]))

@@ -84,3 +84,16 @@ def test_instruments_are_diagnosed_independently_of_the_batch_they_are_in() -> N
         alone = convergence(draws[i : i + 1])
         for field_whole, field_alone in zip(whole, alone, strict=True):
             np.testing.assert_allclose(field_whole[i], field_alone[0], rtol=1e-12)
+
+
+def test_without_the_tail_the_rhat_and_bulk_ess_are_the_same_bits() -> None:
+    """The update's gate asks for R-hat and bulk ESS alone: skipping the tail ESS changes
+    neither, on draws with the ties a rejecting sampler makes and on autocorrelated ones."""
+    gen = np.random.default_rng(11)
+    draws = gen.normal(size=(9, 4, 40, 2))
+    draws[:, :, 1::3] = draws[:, :, 0:-1:3]  # repeated positions: tied ranks
+    draws[3] = np.cumsum(draws[3], axis=1)  # a slowly mixing instrument
+    full, bulk = convergence(draws), convergence(draws, tail=False)
+    assert np.array_equal(full.rhat, bulk.rhat)
+    assert np.array_equal(full.ess_bulk, bulk.ess_bulk)
+    assert bulk.ess_tail.shape == full.ess_tail.shape and np.isnan(bulk.ess_tail).all()
