@@ -93,11 +93,6 @@ def checkpoint_from_row(row: Sequence[Any]) -> Checkpoint:
     return checkpoint
 
 
-def decision_row(d: DecisionRow) -> tuple[Any, ...]:
-    return (d.symbol, d.regime, d.p_turbulent, d.pred_mean, d.pred_vol, int(d.converged),
-            d.target_weight, d.target_qty)
-
-
 def pending_intent_row(seq: int, i: OrderIntent) -> tuple[Any, ...]:
     return (i.client_order_id, seq, i.symbol, i.side.value, i.qty, OrderStatus.PENDING.value)
 

@@ -2,8 +2,10 @@
 
 A database records the version it was last migrated to (meta `schema_version`). Opening
 one for writing runs, in one transaction, every migration above that version, in order;
-a version newer than this build's is refused. Read-only readers (`status`) accept every
-version from READABLE_FROM up, since no migration so far has changed the tables they read.
+a version newer than this build's is refused. Read-only readers (`status`, the history)
+accept every version from READABLE_FROM up: the one migration that changed a table they
+read (8: decisions and instrument_history packed) is read in both forms
+(`decisions_packed`).
 
 Identity: the account that owns the database, and the epoch of its client order ids
 (service.state.order_ids). Both are copied into the main file at once (a WAL checkpoint),
@@ -17,14 +19,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from service.state import decision_columns
 from service.state.errors import UnusableStateError
 from service.state.order_ids import EPOCH_RE, OrderIds, new_epoch
 from service.state.returns_packing import pack_tables
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 READABLE_FROM = 1  # the oldest version whose tables `status` and `last_seq` can read
+PACKED_DECISIONS = 8  # the version from which decisions and instrument_history are packed
 
 # Version 1: the tables. CREATE ... IF NOT EXISTS, so it is also a no-op on any later version.
+# `decisions` (and HISTORY_SCHEMA's `instrument_history`) in their form up to version 7, a
+# row per instrument and update: a new database has them so, and migration 8, which it runs
+# too, packs them one row per update (service.state.decision_columns).
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -68,7 +75,8 @@ CREATE INDEX IF NOT EXISTS intents_by_status ON intents (status);
 """
 
 # Version 3: what the operator's charts and reports read, one row per update (and per
-# instrument modelled in it). Created by SCHEMA too, so a new database has them at once.
+# instrument modelled in it, until version 8 packs them one row per update). Created by
+# SCHEMA too, so a new database has them at once.
 HISTORY_SCHEMA = """
 CREATE TABLE IF NOT EXISTS equity_history (
     seq INTEGER PRIMARY KEY,
@@ -209,10 +217,23 @@ def _returns_packed(conn: sqlite3.Connection, account: str | None) -> None:
     pack_tables(conn)
 
 
+def _decisions_packed(conn: sqlite3.Connection, account: str | None) -> None:
+    """8: the decisions and instrument_history tables hold one row per update, its
+    instruments packed as columns (service.state.decision_columns); every row of version 7
+    is packed, so every reader reads the same back."""
+    decision_columns.pack_tables(conn)
+
+
 # Keyed by the version each one brings the database to; version 1 is SCHEMA itself.
 MIGRATIONS: dict[int, Migration] = {2: _add_identity, 3: _add_history, 4: _add_returns,
                                     5: _returns_in_write_order, 6: _checkpoints_as_columns,
-                                    7: _returns_packed}
+                                    7: _returns_packed, 8: _decisions_packed}
+
+
+def decisions_packed(conn: sqlite3.Connection) -> bool:
+    """Whether the database's decisions and instrument_history are packed (version 8 on);
+    for a read-only reader, which reads whichever version it finds."""
+    return (stored_version(conn) or 1) >= PACKED_DECISIONS
 
 
 def migrate(conn: sqlite3.Connection, path: Path, account: str | None) -> None:

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from service.state import book_columns, schema
+from service.state import book_columns, decision_columns, schema
 from service.state.errors import StateError, UnusableStateError
 from service.state.history import ORDER_COLUMNS, OrderRow, order_of
 from service.state.sqlite_open import open_sqlite
@@ -157,29 +157,47 @@ def _targets(
 ) -> tuple[TargetPosition, ...]:
     """Every instrument of the book and of the update's batch: the batch's from its
     decisions, the others with their last decision (its turbulence probability looked up)."""
-    batch = {str(s): TargetPosition(str(s), float(q), int(r), float(p)) for s, q, r, p in
-             conn.execute("SELECT symbol, target_qty, regime, p_turbulent FROM decisions "
-                          "WHERE seq = ?", (seq,))}
+    batch = {str(s): TargetPosition(str(s), float(q), int(r), float(p))
+             for s, q, r, p in _batch(conn, seq)}
     instruments: dict[str, Any] = book_columns.entries(book)
-    return tuple(_target(conn, symbol, batch.get(symbol), instruments.get(symbol) or {})
-                 for symbol in sorted(set(batch) | set(instruments)))
+    symbols = sorted(set(batch) | set(instruments))
+    last = _last_p_turbulent(conn, [symbol for symbol in symbols if symbol not in batch])
+    return tuple(_target(symbol, batch.get(symbol), instruments.get(symbol) or {},
+                         last.get(symbol)) for symbol in symbols)  # fmt: skip
 
 
-def _target(conn: sqlite3.Connection, symbol: str, decided: TargetPosition | None,
-            entry: dict[str, Any]) -> TargetPosition:
+def _batch(conn: sqlite3.Connection, seq: int) -> list[tuple[Any, ...]]:
+    """(symbol, target_qty, regime, p_turbulent) of update `seq`'s decisions."""
+    if schema.decisions_packed(conn):
+        return decision_columns.decisions_at(conn, seq, ("target_qty", "regime", "p_turbulent"))
+    return conn.execute("SELECT symbol, target_qty, regime, p_turbulent FROM decisions "
+                        "WHERE seq = ?", (seq,)).fetchall()
+
+
+def _target(symbol: str, decided: TargetPosition | None, entry: dict[str, Any],
+            p_turbulent: float | None) -> TargetPosition:
     close = None if entry.get("last_close") is None else float(entry["last_close"])
     if decided is not None:
         return replace(decided, last_close=close)
     decision = entry.get("decision")
     target = None if decision is None else float(decision["target_qty"])
     regime = None if entry.get("regime") is None else int(entry["regime"])
-    return TargetPosition(symbol, target, regime, _last_p_turbulent(conn, symbol), close)
+    return TargetPosition(symbol, target, regime, p_turbulent, close)
 
 
-def _last_p_turbulent(conn: sqlite3.Connection, symbol: str) -> float | None:
-    row = conn.execute("SELECT p_turbulent FROM decisions WHERE symbol = ? "
-                       "ORDER BY seq DESC LIMIT 1", (symbol,)).fetchone()
-    return None if row is None else float(row[0])
+def _last_p_turbulent(conn: sqlite3.Connection, symbols: list[str]) -> dict[str, float]:
+    """Each symbol's turbulence probability in its newest decision (none: none retained).
+    Packed, one pass over the rows newest first for all of them, until each is found."""
+    if schema.decisions_packed(conn):
+        return {s: float(p) for s, p in
+                decision_columns.latest_values(conn, symbols, "p_turbulent").items()}
+    found = {}
+    for symbol in symbols:
+        row = conn.execute("SELECT p_turbulent FROM decisions WHERE symbol = ? "
+                           "ORDER BY seq DESC LIMIT 1", (symbol,)).fetchone()
+        if row is not None:
+            found[symbol] = float(row[0])
+    return found
 
 
 def _holdings(book: dict[str, Any]) -> tuple[Holding, ...] | None:

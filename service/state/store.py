@@ -4,7 +4,8 @@ The checkpoint of an update (model state, book, decisions and order intents) is 
 in ONE transaction before any intent is sent, with synchronous=FULL so a power loss can
 never roll back an id the broker has already seen. Order outcomes are recorded after.
 The schema, its version and migrations, and the database's identity (owner, order epoch)
-live in service.state.schema, the row forms in service.state.records.
+live in service.state.schema, the row forms in service.state.records (an update's
+decisions: one packed row, service.state.decision_columns).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from service.state import history, returns_rows, schema, table_sizes
+from service.state import decision_columns, history, returns_rows, schema, table_sizes
 from service.state.errors import StateError, StateUnavailableError, UnusableStateError
 from service.state.order_ids import OrderIds
 from service.state.records import (
@@ -23,7 +24,6 @@ from service.state.records import (
     WindowWrite,
     checkpoint_from_row,
     checkpoint_row,
-    decision_row,
     intent_from_row,
     pending_intent_row,
 )
@@ -138,14 +138,14 @@ class StateStore:
             self._refuse_gap(conn, checkpoint.seq)
             conn.execute("INSERT INTO checkpoints VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                          checkpoint_row(checkpoint))
-            conn.executemany("INSERT INTO decisions VALUES (?,?,?,?,?,?,?,?,?)",
-                             [(checkpoint.seq, *decision_row(d)) for d in decisions])
+            columns = decision_columns.pack(decisions)  # for decisions and the history
+            decision_columns.write_decisions(conn, checkpoint.seq, columns)
             conn.executemany(
                 "INSERT INTO intents (client_order_id, seq, symbol, side, qty, status) "
                 "VALUES (?,?,?,?,?,?)",
                 [pending_intent_row(checkpoint.seq, i) for i in intents],
             )
-            history.record_update(conn, checkpoint, decisions)
+            history.record_update(conn, checkpoint, columns)
             stops = self._returns.write(conn, checkpoint.seq, windows)
             self._prune(conn, checkpoint.seq)
             if inside is not None:
@@ -175,12 +175,8 @@ class StateStore:
         return returns_rows.read_windows(self._conn, seq)
 
     def decisions(self, seq: int) -> list[DecisionRow]:
-        rows = self._conn.execute(
-            "SELECT symbol, regime, p_turbulent, pred_mean, pred_vol, converged, target_weight, "
-            "target_qty FROM decisions WHERE seq = ? ORDER BY symbol", (seq,)
-        )
-        return [DecisionRow(r[0], int(r[1]), r[2], r[3], r[4], bool(r[5]), r[6], r[7])
-                for r in rows]  # fmt: skip
+        """Update `seq`'s decisions by symbol."""
+        return decision_columns.read_decisions(self._conn, seq)
 
     def table_bytes(self) -> dict[str, tuple[int, int]] | None:
         """(bytes used, rows) of each table (service.state.table_sizes)."""

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 
-# The tables that pack many records into a row (service.state.returns_rows): a record is
-# a return (one per instrument and bar) or a window (one per instrument and checkpoint),
-# as it was a row up to schema version 6, so bytes per record compare across versions.
-PACKED_RECORDS = {"returns": "SUM(LENGTH(idx)) / 8", "windows": "SUM(LENGTH(starts)) / 8"}
+# The tables that pack many records into a row (service.state.returns_rows,
+# service.state.decision_columns): a record is a return (one per instrument and bar), a
+# window, a decision or an instrument's history entry (one per instrument and update), as
+# it was a row up to schema version 6 (7 for the last two), so bytes per record compare
+# across versions.
+PACKED_RECORDS = {"returns": "SUM(LENGTH(idx)) / 8", "windows": "SUM(LENGTH(starts)) / 8",
+                  "decisions": "SUM(LENGTH(regime)) / 8",
+                  "instrument_history": "SUM(LENGTH(regime)) / 8"}
 
 
 def table_bytes(conn: sqlite3.Connection) -> dict[str, tuple[int, int]] | None:

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from service.state import returns_rows
+from service.state import returns_rows, schema
 from service.state.records import Checkpoint, WindowWrite
 from service.state.store import SCHEMA_VERSION, StateStore
+from tests.service.sql_trace import statements_of
 
 T0 = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
 WINDOW = 8
@@ -199,10 +200,7 @@ def test_an_update_writes_its_returns_in_a_bounded_number_of_statements(tmp_path
         run = Run(tmp_path / f"{instruments}.sqlite", retention=500)
         run.market.add(*(f"S{i:03d}" for i in range(instruments)))
         run.update()
-        statements: list[str] = []
-        run.store._conn.set_trace_callback(statements.append)
-        run.update()
-        run.store._conn.set_trace_callback(None)
+        statements = statements_of(run.store._conn, run.update)
         counts.append(len(statements))
         touching = [s for s in statements if "returns" in s or "windows" in s]
         assert len(touching) == 3, touching  # the returns row, the windows row, the pruning
@@ -222,6 +220,9 @@ def old_database(tmp_path: Path, version_sql: str, version: int) -> Run:
     with sqlite3.connect(run.path) as conn:
         conn.execute("ATTACH ? AS ref", (str(dump),))
         conn.executescript("DROP TABLE returns; DROP TABLE windows;" + version_sql)
+        # and the per-row decisions tables every version before 8 had (empty: no decisions)
+        conn.executescript("DROP TABLE decisions; DROP TABLE instrument_history;"
+                           + schema.SCHEMA + schema.HISTORY_SCHEMA)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
     conn.close()
     return run

@@ -8,6 +8,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from service.bench.chaos import chaos_settings, run_worker_process
@@ -57,7 +58,11 @@ def test_a_tampered_decision_is_found_and_a_missing_checkpoint_refused(
     for path in state.glob("alpha*.sqlite*"):
         (copy / path.name).write_bytes(path.read_bytes())
     conn = sqlite3.connect(copy / "alpha.sqlite")
-    conn.execute("UPDATE decisions SET p_turbulent = p_turbulent + 1e-12 WHERE seq = 3")
+    # every decision of update 3 a hair off: its row's packed p_turbulent column, + 1e-12
+    (blob,) = conn.execute("SELECT p_turbulent FROM decisions WHERE seq = 3").fetchone()
+    tampered = (np.frombuffer(blob, "<f8") + 1e-12).astype("<f8").tobytes()
+    assert tampered != blob
+    conn.execute("UPDATE decisions SET p_turbulent = ? WHERE seq = 3", (tampered,))
     conn.commit()
     conn.close()
     code, out, _ = _replay((config, copy), 3, capsys)

@@ -20,7 +20,7 @@ from service.state.checkpoint_codec import (
 )
 from service.state.codec import encode_arrays
 from service.state.status_reads import read_snapshot
-from service.state.store import Checkpoint, StateStore, UnusableStateError
+from service.state.store import Checkpoint, DecisionRow, StateStore, UnusableStateError
 
 OLD_SCHEMA = (Path(__file__).parent.parent / "data" / "state_schema_v1.sql").read_text()
 BAR = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
@@ -55,9 +55,12 @@ def test_status_reads_a_database_of_the_previous_release_as_it_is(tmp_path: Path
 
 def test_a_database_of_the_previous_release_migrates_and_resumes(tmp_path: Path) -> None:
     path = old_database(tmp_path / "alpha.sqlite")
+    before = read_snapshot(path)
     store = StateStore(path, account="alpha")
     assert store.meta("schema_version") == str(schema.SCHEMA_VERSION)
+    assert read_snapshot(path) == before  # its decisions packed (version 8), read the same
     assert store.meta("account") == "alpha" and store.ids.legacy  # it made ids: they stay ours
+    assert store.decisions(1) == [DecisionRow("SPY", 0, 0.2, 0.0, 0.01, True, 0.5, 7.0)]
     latest = store.latest()
     assert latest is not None
     state = decode_model_state(latest.model, latest.book)
