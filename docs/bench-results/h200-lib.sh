@@ -1,0 +1,46 @@
+# Sourced by the h200 session scripts from the seventeenth session on: the steps they share.
+# The caller sets OUT (the results, brought back as one archive), LOGS, TAG (the results'
+# suffix), CALLS (the archive's name stem) and FINAL (the folder the archive goes to).
+# shellcheck shell=sh
+. "$(dirname "$0")/steps.sh"  # step NAME LIMIT_S COMMAND...
+TRIAL="--accounts 5 --instruments 268 --chains 4 --window 256 --states 2"
+python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/np .whl-np/*.whl
+export PYTHONPATH=/tmp/np:$PYTHONPATH
+mkdir -p "$LOGS" "$OUT"
+
+in_tree() {  # in_tree TREE COMMAND...: the command in the tree, its packages first
+    tree=$1
+    shift
+    (cd "$tree" && PYTHONPATH=$(pwd):$PYTHONPATH "$@")
+}
+
+stages() {  # stages TREE NAME N: bench stages at N instruments
+    in_tree "$1" step "stages-$2-$3" 120 python3 -m service.cli bench stages \
+        --instruments "$3" --window 256 --updates 12 --out "$OUT/stages-h200-$3-$2-$TAG.json"
+}
+
+model() {  # model TREE NAME: bench model at the trial shape on wgpu (ESS/s)
+    in_tree "$1" step "model-$2" 150 python3 -m service.cli bench model --shape trial \
+        --backend wgpu --out "$OUT/model-trial-h200-wgpu-$2-$TAG.json"
+}
+
+round() {  # round TREE NAME BACKEND BARS PACE_S
+    # shellcheck disable=SC2086 # TRIAL is a list of flags
+    in_tree "$1" step "round-$2-$3" 330 python3 -m service.cli bench round $TRIAL \
+        --backend "$3" --bars "$4" --pace-s "$5" --lead-s 25 \
+        --out "$OUT/round-h200-$3-$2-$TAG.json"
+    grep -E "warm round|cold round" "$LOGS/round-$2-$3.log" | sed "s/^/$2 $3: /" \
+        >>"$OUT/summary.txt"
+}
+
+bundle() {  # bundle NAME: the results in one archive, and the summary beside it
+    tar -czf "$FINAL/$CALLS-$1.tgz" -C "$OUT" . && cp "$OUT/summary.txt" "$FINAL/"
+}
+
+verify_digest() {  # verify_digest TREE: verify-gpu --quick and the golden digest
+    in_tree "$1" step verify 150 python3 -m service.cli verify-gpu --quick \
+        --out "$OUT/verify-h200-$TAG.json"
+    tail -4 "$LOGS/verify.log" >>"$OUT/summary.txt"
+    in_tree "$1" step digest 120 python3 -m service.cli bench digest --json
+    grep '^{' "$LOGS/digest.log" >"$OUT/digest-h200-$TAG.json"
+}

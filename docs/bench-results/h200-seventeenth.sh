@@ -1,0 +1,40 @@
+#!/bin/sh
+# The seventeenth session's H200 calls (issue 14), 2026-12-03. Each tree is a `git archive`
+# of the packages carried under scratch/trees/: base (fc90d89, the sixteenth session's
+# measured head) and head (the commit measured); a command runs inside its tree.
+# `one`: verify-gpu --quick and `bench digest` at head; `bench stages` (12 warm updates)
+# at 268 instruments, head and base alternated twice, and at 54 once each; `bench model
+# --shape trial` head and base alternated twice (the summary's time, ESS/s); `bench round`
+# at the trial shape on wgpu, head then base. `two`: `bench round` on wgpu and on numpy at
+# head (the ratio in one call), and a profile of `bench model` at head (where the host's
+# share of a warm update goes on this host).
+# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np, scratch/trees/{base,head}.
+set -u
+OUT=${OUT:?set OUT to the folder for the results}
+FINAL=$(cd "$OUT" && pwd)
+OUT=/tmp/h200-seventeenth-results
+LOGS=/tmp/h200-seventeenth-logs
+TAG=seventeenth-2026-12-03
+CALLS=h200-seventeenth
+HEAD=scratch/trees/head
+BASE=scratch/trees/base
+. "$(dirname "$0")/h200-lib.sh"
+case ${1:?one or two} in
+one)
+    verify_digest $HEAD
+    stages $HEAD head 268; stages $BASE base 268; stages $HEAD head-2 268; stages $BASE base-2 268
+    stages $HEAD head 54; stages $BASE base 54
+    model $HEAD head; model $BASE base; model $HEAD head-2; model $BASE base-2
+    round $HEAD head wgpu 12 3
+    round $BASE base wgpu 12 3
+    bundle one
+    ;;
+two)
+    round $HEAD head-2 wgpu 12 3
+    round $HEAD head-2 numpy 5 40
+    in_tree $HEAD step profile 150 python3 -m cProfile -s tottime -m service.cli bench model \
+        --shape trial --backend wgpu --out /tmp/model-profiled.json
+    sed -n "/Ordered by/,+80p" "$LOGS/profile.log" >"$OUT/profile-model-trial-h200-wgpu-$TAG.txt"
+    bundle two
+    ;;
+esac
