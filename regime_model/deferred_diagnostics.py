@@ -18,8 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from regime_model.blocks import take_instruments
-from regime_model.diagnostics import Convergence
-from regime_model.estimate import RegimeEstimate, decision_convergence, parameter_diagnostics
+from regime_model.estimate import RegimeEstimate, parameter_diagnostics
 from regime_model.sampler import SampleResult
 from regime_model.spec import ModelSpec
 from regime_model.types import FloatArray, IntArray
@@ -79,19 +78,6 @@ class DeferredDiagnostics:
                 part = (result if len(share) == n
                         else take_instruments(result, self.index[share], n))  # fmt: skip
                 self.pending.append((share, self.pool.submit(parameter_diagnostics, part, spec)))
-
-    def decisions(self, draws: FloatArray) -> Convergence:
-        """The gate's diagnostics of the decision draws [N, C, S, 2] (R-hat and bulk ESS,
-        estimate.decision_convergence), split by instruments over the pool's threads. For
-        an update's first run, before any parameters are settled: the pool is idle, and
-        the gate waits on this."""
-        shares = min(self.threads, len(draws) // MIN_SHARE)
-        if shares < 2:
-            return decision_convergence(draws)
-        parts = [self.pool.submit(decision_convergence, part)
-                 for part in np.array_split(draws, shares)]
-        done = [part.result() for part in parts]
-        return Convergence(*(np.concatenate(field) for field in zip(*done, strict=True)))
 
     def diagnose(self, estimate: RegimeEstimate) -> RegimeEstimate:
         """`estimate` with every instrument's rhat, ess_bulk and ess_tail from its run."""

@@ -6,7 +6,6 @@ not bring it). `merge_rows` puts a re-run subset of instruments back into an est
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -14,7 +13,7 @@ import numpy as np
 from regime_model.adaptation import regularised_variance
 from regime_model.backend import Backend
 from regime_model.carry import InstrumentCarry
-from regime_model.diagnostics import Convergence, convergence, ebfmi
+from regime_model.diagnostics import convergence, ebfmi
 from regime_model.readings import shift_acceptance
 from regime_model.sampler import SampleResult
 from regime_model.spec import ModelSpec
@@ -121,14 +120,6 @@ def parameter_diagnostics(
     return diag.rhat.max(axis=1), diag.ess_bulk.min(axis=1), diag.ess_tail.min(axis=1)
 
 
-def decision_convergence(decision_draws: FloatArray) -> Convergence:
-    """The gate's diagnostics of the decision draws [N, C, S, 2]: R-hat and bulk ESS. The
-    gate never reads their tail ESS, whose two ESS were a third of the summary's time at
-    268 instruments: left NaN. Each instrument's are its own draws' alone, so a split by
-    instruments gives the same bits (deferred_diagnostics splits it over threads)."""
-    return convergence(decision_draws, tail=False)
-
-
 def estimate_of(
     result: SampleResult,
     y: FloatArray,
@@ -136,16 +127,17 @@ def estimate_of(
     spec: ModelSpec,
     backend: Backend,
     diagnose: bool = True,
-    decide: Callable[[FloatArray], Convergence] = decision_convergence,
 ) -> tuple[RegimeEstimate, list[InstrumentCarry]]:
     """The estimate of every instrument of the run, and the carries its next update starts
     from; `diagnose` False leaves the parameters' diagnostics (rhat, ess_bulk, ess_tail)
     NaN, for the caller to fill with parameter_diagnostics once it knows which run's
-    estimate it keeps. `decide` computes decision_convergence (split over threads, say)."""
+    estimate it keeps."""
     C, N = spec.chains, len(scale)
     draws = result.draws.reshape(N, C, spec.draws, -1)
     summary = _summarise(result, y, scale, spec, backend)
-    decision = decide(summary.decision_draws)
+    # The gate reads the decision quantities' bulk ESS and R-hat, never their tail ESS: two
+    # of its three ESS, a third of the summary's time at 268 instruments, skipped.
+    decision = convergence(summary.decision_draws, tail=False)
     # The gate is on what the strategy trades on, and on how well this update knows it:
     # the Monte Carlo error of each decision quantity, whose bulk ESS counts chains that
     # disagree (between-chain variance) as well as chains that move slowly. R-hat stays a

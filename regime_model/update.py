@@ -91,10 +91,7 @@ def _first_run(
     new: list[Any] = [None] * N  # every row is set below
     source: list[FloatArray] = [np.empty(0)] * N
     for (rows, s), (batch, scale), result in zip(groups, built, results, strict=True):
-        # the pool is idle until the first instruments settle: the gate's diagnostics of
-        # 268 instruments split over it (the extensions' few instruments need no split)
-        estimate, carried = estimate_of(result, batch.y, scale, s, backend, diagnose=False,
-                                        decide=later.decisions)
+        estimate, carried = estimate_of(result, batch.y, scale, s, backend, diagnose=False)
         later.note(rows, result, s)
         parts.append((estimate, rows))
         draws = result.draws.reshape(len(rows), s.chains, s.draws, -1)

@@ -1,14 +1,13 @@
 """The parameters' diagnostics of an update run once per instrument, on the run that gives
 its final estimate, on a pool of threads that splits them by instruments: the same bits as
-one call over the whole run. So are the gate's diagnostics of an update's first run,
-split over the same pool while it is idle."""
+one call over the whole run."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from regime_model.deferred_diagnostics import MIN_SHARE, DeferredDiagnostics
-from regime_model.estimate import RegimeEstimate, decision_convergence, parameter_diagnostics
+from regime_model.estimate import RegimeEstimate, parameter_diagnostics
 from regime_model.sampler import SampleResult
 from regime_model.spec import ModelSpec
 
@@ -57,18 +56,3 @@ def test_an_instrument_is_diagnosed_on_the_run_noted_last_and_only_once_settled(
     np.testing.assert_array_equal(out.ess_bulk[kept], on_first[1][kept])
     np.testing.assert_array_equal(out.ess_bulk[rows], on_block[1])
     np.testing.assert_array_equal(out.rhat[rows], on_block[0])
-
-
-def test_the_gates_diagnostics_split_over_threads_are_those_of_one_call() -> None:
-    n = 3 * MIN_SHARE + 1
-    gen = np.random.default_rng(4)
-    draws = gen.uniform(size=(n, SPEC.chains, SPEC.draws, 2))  # P(turbulent), log sd
-    draws[:, :, 1::3] = draws[:, :, 0:-1:3]  # rejections repeat a draw
-    draws[5] = 1.0  # an instrument pinned at one regime: every draw ties
-    whole = decision_convergence(draws)
-    for threads in (1, 3):
-        with DeferredDiagnostics(n, threads=threads) as later:
-            split = later.decisions(draws)
-        for name, got, expected in zip(whole._fields, split, whole, strict=True):
-            np.testing.assert_array_equal(got, expected, err_msg=f"{name}, {threads} threads")
-    assert np.isnan(whole.ess_tail).all()  # the gate never reads it: not computed
