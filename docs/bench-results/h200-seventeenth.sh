@@ -7,7 +7,11 @@
 # --shape trial` head and base alternated twice (the summary's time, ESS/s); `bench round`
 # at the trial shape on wgpu, head then base. `two`: `bench round` on wgpu and on numpy at
 # head (the ratio in one call), and a profile of `bench model` at head (where the host's
-# share of a warm update goes on this host).
+# share of a warm update goes on this host). `three` (head 0e8186a: the gate's diagnostics
+# split over the pool; base 9f07eec): `bench digest` at head (the split runs on this
+# host's 4 threads), `bench model --shape trial` head and base alternated three times,
+# `bench round` on wgpu head then base. `four` (the same trees): `bench round` on wgpu,
+# base, head, head, base.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np, scratch/trees/{base,head}.
 set -u
 OUT=${OUT:?set OUT to the folder for the results}
@@ -19,7 +23,7 @@ CALLS=h200-seventeenth
 HEAD=scratch/trees/head
 BASE=scratch/trees/base
 . "$(dirname "$0")/h200-lib.sh"
-case ${1:?one or two} in
+case ${1:?one, two, three or four} in
 one)
     verify_digest $HEAD
     stages $HEAD head 268; stages $BASE base 268; stages $HEAD head-2 268; stages $BASE base-2 268
@@ -36,5 +40,20 @@ two)
         --shape trial --backend wgpu --out /tmp/model-profiled.json
     sed -n "/Ordered by/,+80p" "$LOGS/profile.log" >"$OUT/profile-model-trial-h200-wgpu-$TAG.txt"
     bundle two
+    ;;
+three)
+    in_tree $HEAD step digest 120 python3 -m service.cli bench digest --json
+    grep '^{' "$LOGS/digest.log" >"$OUT/digest-h200-3-$TAG.json"
+    for n in 3 4 5; do model $HEAD head-$n; model $BASE base-$n; done
+    round $HEAD head-3 wgpu 12 3
+    round $BASE base-3 wgpu 12 3
+    bundle three
+    ;;
+four)
+    round $BASE base-4 wgpu 12 3
+    round $HEAD head-4 wgpu 12 3
+    round $HEAD head-5 wgpu 12 3
+    round $BASE base-5 wgpu 12 3
+    bundle four
     ;;
 esac
