@@ -2,7 +2,11 @@
 
 The checkpoint of an update (model state, book, decisions and order intents) is committed
 in ONE transaction before any intent is sent, with synchronous=FULL so a power loss can
-never roll back an id the broker has already seen. Order outcomes are recorded after.
+never roll back an id the broker has already seen. Order outcomes are recorded after,
+without an fsync of their own (synchronous=NORMAL for that transaction): losing one to a
+power loss is losing it to a crash before it was written, which resolution already
+covers (the intent stays open and is asked of the broker by its client_order_id), and
+the next checkpoint's fsync of the WAL makes it durable with its own frames.
 The schema, its version and migrations, and the database's identity (owner, order epoch)
 live in service.state.schema, the row forms in service.state.records (an update's
 decisions: one packed row, service.state.decision_columns).
@@ -30,6 +34,7 @@ from service.state.records import (
 from service.state.schema import SCHEMA_VERSION
 from service.state.sqlite_open import open_sqlite
 from service.state.storage_faults import classify, unavailable
+from service.state.transaction import Transaction
 from service.types import OrderIntent, OrderOutcome, OrderStatus
 
 # Re-exported: callers import the state package's names from here.
@@ -195,8 +200,9 @@ class StateStore:
     # -- intents -----------------------------------------------------------------------
 
     def record_outcomes(self, outcomes: Sequence[OrderOutcome]) -> None:
-        """What the broker said of these intents, in one transaction."""
-        with self._transaction() as conn:
+        """What the broker said of these intents, in one transaction, not synced (above):
+        an fsync each in the orders and reconcile stages of every update."""
+        with self._transaction(durable=False) as conn:
             conn.executemany(
                 "UPDATE intents SET status = ?, broker_order_id = ?, filled_qty = ?, "
                 "filled_avg_price = ?, reason = ? WHERE client_order_id = ?",
@@ -235,8 +241,8 @@ class StateStore:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._conn)
+    def _transaction(self, durable: bool = True) -> Transaction:
+        return Transaction(self._conn, durable)
 
     def _prune(self, conn: sqlite3.Connection, seq: int) -> None:
         cutoff = seq - self.retention
@@ -274,17 +280,3 @@ def _prepare(conn: sqlite3.Connection, path: Path, account: str | None) -> Order
     # would fail at the first checkpoint; a no-op write finds out now, with its cause.
     conn.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
     return ids
-
-
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        self._conn.execute("BEGIN IMMEDIATE")
-        return self._conn
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self._conn.execute("COMMIT" if exc_type is None else "ROLLBACK")

@@ -13,6 +13,7 @@ from service.state.codec import CodecError, decode_arrays, encode_arrays
 from service.state.reader import last_seq
 from service.state.store import Checkpoint, DecisionRow, StateError, StateStore
 from service.types import OrderIntent, OrderOutcome, OrderStatus, Side
+from tests.service.sql_trace import statements_of
 
 T0 = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
 
@@ -68,6 +69,46 @@ def test_outcomes_settle_intents(tmp_path: Path) -> None:
                            OrderOutcome("rt-alpha-1-QQQ", OrderStatus.UNKNOWN)])
     [still_open] = store.open_intents()
     assert still_open.intent.symbol == "QQQ" and still_open.status is OrderStatus.UNKNOWN
+
+
+FULL, NORMAL = 2, 1  # PRAGMA synchronous levels
+
+
+def test_a_checkpoint_is_synced_and_outcomes_are_not(tmp_path: Path) -> None:
+    """The checkpoint's COMMIT syncs the WAL (synchronous FULL): no intent the broker may
+    have seen is lost to a power loss. Outcomes commit without a sync of their own (one
+    fewer fsync in the orders and in the reconcile stage): one lost is re-asked of the
+    broker, and the next checkpoint's sync makes it durable. FULL holds again after."""
+    store = StateStore(tmp_path / "alpha.sqlite")
+    conn = store._conn
+    levels: list[int] = []
+
+    def level() -> None:
+        levels.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+
+    store.commit_update(checkpoint(1), [], [intent(1)], inside=level)
+    assert levels == [FULL]
+    outcome = OrderOutcome("rt-alpha-1-SPY", OrderStatus.FILLED, "b1", 3.0, 100.0)
+    ran = statements_of(conn, lambda: store.record_outcomes([outcome]))
+    assert [s.split(" = ")[-1] for s in ran if s.startswith("PRAGMA synchronous")] == [
+        "NORMAL", "FULL"]
+    assert ran.index("PRAGMA synchronous = NORMAL") < ran.index("BEGIN IMMEDIATE")
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == FULL
+    assert store.open_intents() == []
+
+
+def test_outcomes_that_fail_to_record_leave_the_database_synced_as_before(
+    tmp_path: Path,
+) -> None:
+    store = StateStore(tmp_path / "alpha.sqlite")
+    store.commit_update(checkpoint(1), [], [intent(1)])
+    broken = OrderOutcome("rt-alpha-1-SPY", None, "b1", 3.0, 100.0)  # type: ignore[arg-type]
+    with pytest.raises(AttributeError):  # its status has no value: raised mid-transaction
+        store.record_outcomes([broken])
+    conn = store._conn
+    assert not conn.in_transaction
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == FULL
+    assert len(store.open_intents()) == 1
 
 
 def test_retention_keeps_the_last_n_checkpoints(tmp_path: Path) -> None:
