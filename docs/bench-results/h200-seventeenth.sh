@@ -11,7 +11,11 @@
 # split over the pool; base 9f07eec): `bench digest` at head (the split runs on this
 # host's 4 threads), `bench model --shape trial` head and base alternated three times,
 # `bench round` on wgpu head then base. `four` (the same trees): `bench round` on wgpu,
-# base, head, head, base.
+# base, head, head, base. `five` (base = 2b3c786; head = base with the order outcomes
+# committed without an fsync; t1 = base with deferred_diagnostics.MAX_THREADS = 1, an
+# experiment: do the round's five workers' diagnostic threads slow each other's run-on?):
+# `bench stages` at 268, head and base alternated twice; `bench round` on wgpu, base, t1,
+# t1, base.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np, scratch/trees/{base,head}.
 set -u
 OUT=${OUT:?set OUT to the folder for the results}
@@ -23,7 +27,7 @@ CALLS=h200-seventeenth
 HEAD=scratch/trees/head
 BASE=scratch/trees/base
 . "$(dirname "$0")/h200-lib.sh"
-case ${1:?one, two, three or four} in
+case ${1:?one, two, three, four or five} in
 one)
     verify_digest $HEAD
     stages $HEAD head 268; stages $BASE base 268; stages $HEAD head-2 268; stages $BASE base-2 268
@@ -55,5 +59,14 @@ four)
     round $HEAD head-5 wgpu 12 3
     round $BASE base-5 wgpu 12 3
     bundle four
+    ;;
+five)
+    stages $HEAD head-5 268; stages $BASE base-5 268; stages $HEAD head-6 268
+    stages $BASE base-6 268
+    round $BASE base-6 wgpu 12 3
+    round scratch/trees/t1 threads1-6 wgpu 12 3
+    round scratch/trees/t1 threads1-7 wgpu 12 3
+    round $BASE base-7 wgpu 12 3
+    bundle five
     ;;
 esac
