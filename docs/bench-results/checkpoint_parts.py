@@ -1,0 +1,66 @@
+# ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
+"""Where the checkpoint stage's time goes: `python docs/bench-results/checkpoint_parts.py
+[N]` (default 268 instruments, window 256, numpy backend) runs the stages bench's rig for
+14 updates with a timer around each part of Trader._checkpoint and prints each part's
+median over the 12 warm ones (ms) and its total per update (a part that runs more than
+once per update, such as a COMMIT, counts every run). The figures in docs/benchmarks.md
+("What the checkpoint still costs ...") come from this."""
+
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before numpy loads
+import numpy as np
+
+from service.bench import stages
+from service.state import checkpoint_codec, history, returns_rows, store, transaction
+from service.worker import trader
+
+UPDATES, WARM_FROM = 14, 2
+TIMES: dict[str, list[float]] = {}
+
+
+def timed(owner: Any, name: str, label: str) -> None:
+    """Replace owner.name with a version that records its time under `label`."""
+    original: Callable[..., Any] = getattr(owner, name)
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            TIMES.setdefault(label, []).append(1e3 * (time.perf_counter() - start))
+
+    setattr(owner, name, run)
+
+
+def main() -> None:
+    instruments = int(sys.argv[1]) if len(sys.argv) > 1 else 268
+    timed(trader.Trader, "_checkpoint", "stage")
+    timed(trader, "encode_model_state", "encode_model_state")
+    timed(checkpoint_codec, "_stacked_carries", "  stacked carries")
+    timed(store.StateStore, "commit_update", "commit_update")
+    timed(store, "checkpoint_row", "  checkpoint row (JSON)")  # the store's own name for it
+    timed(history, "record_update", "  instrument history")
+    timed(returns_rows.ReturnsRows, "write", "  returns and windows")
+    timed(transaction.Transaction, "__exit__", "  COMMIT (every transaction)")
+    with tempfile.TemporaryDirectory() as tmp:
+        config = stages.write_config(Path(tmp), instruments, 256)
+        rig = stages.Rig(config, Path(tmp) / "state", "numpy")
+        rig.trader.resume()
+        for n in range(UPDATES):
+            rig.update(n)
+        rig.close()
+    warm = UPDATES - WARM_FROM
+    for label, ms in TIMES.items():
+        per_update = len(ms) // UPDATES
+        kept = ms[WARM_FROM * per_update:]
+        print(f"{label:30s} median {np.median(kept):7.3f}  per update {sum(kept) / warm:7.3f}")
+
+
+if __name__ == "__main__":
+    main()
