@@ -196,14 +196,21 @@ def pack_tables(conn: sqlite3.Connection) -> None:
     """Version 7's `decisions` and `instrument_history` (a row per seq and symbol) into one
     row per seq each, under the same names, inside the caller's transaction: every entry
     keeps its symbol, seq and values, so every reader reads the same back."""
-    for statement in PACKED_TABLES:
-        conn.execute(statement)  # not executescript: it would COMMIT the migration
+    with packed.replacing(conn, PACKED_TABLES, ("decisions", "instrument_history")):
+        _pack_decisions(conn)
+        _pack_history(conn)
+
+
+def _pack_decisions(conn: sqlite3.Connection) -> None:
     decisions = conn.execute(f"SELECT seq, symbol, {', '.join(DECISION_FIELDS)} FROM decisions "
                              "ORDER BY seq, symbol")
     for seq, rows in groupby(decisions, key=itemgetter(0)):
         _, names, *columns = zip(*rows, strict=True)
         conn.execute(_insert("packed_decisions", ("seq",), DECISION_FIELDS),
                      (seq, *_packed(names, DECISION_FIELDS, columns)))
+
+
+def _pack_history(conn: sqlite3.Connection) -> None:
     history = conn.execute(f"SELECT seq, bar_time, symbol, {', '.join(HISTORY_FIELDS)} "
                            "FROM instrument_history ORDER BY seq, symbol")
     for seq, rows in groupby(history, key=itemgetter(0)):
@@ -214,10 +221,6 @@ def pack_tables(conn: sqlite3.Connection) -> None:
                                      "database from a backup")
         conn.execute(_insert("packed_instrument_history", ("seq", "bar_time"), HISTORY_FIELDS),
                      (seq, times[0], *_packed(names, HISTORY_FIELDS, columns)))
-    for table in ("decisions", "instrument_history"):
-        conn.execute(f"DROP TABLE {table}")
-        conn.execute(f"ALTER TABLE packed_{table} RENAME TO {table}")
-
 
 def _packed(names: Sequence[str], fields: Sequence[str],
             columns: Sequence[Sequence[Any]]) -> list[Any]:

@@ -11,9 +11,11 @@ this package without numpy; the worker's writers may hand in numpy's bytes.
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 from service.state.errors import UnusableStateError
 
@@ -64,3 +66,19 @@ def read_numbers(code: str, blob: bytes, count: int, where: str) -> array:  # ty
     if sys.byteorder == "big":
         values.byteswap()
     return values
+
+
+@contextmanager
+def replacing(
+    conn: sqlite3.Connection, creates: Iterable[str], tables: Sequence[str]
+) -> Iterator[None]:
+    """A migration's swap of per-row `tables` for packed ones under the same names, inside
+    the caller's transaction: `creates` makes each packed_<table>, the block fills them
+    from the old rows, then the old tables go and the packed ones take their names. A
+    block that raises leaves the old tables (and the migration rolls back)."""
+    for statement in creates:
+        conn.execute(statement)  # not executescript: it would COMMIT the migration
+    yield
+    for table in tables:
+        conn.execute(f"DROP TABLE {table}")
+        conn.execute(f"ALTER TABLE packed_{table} RENAME TO {table}")

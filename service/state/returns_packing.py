@@ -34,20 +34,25 @@ def pack_tables(conn: sqlite3.Connection) -> None:
     stop) into one row per seq each, under the same names, inside the caller's transaction.
     Every return keeps its (symbol, idx) and every window its span, so each checkpoint
     reads the same window back; returns of version 4 (seq 0) make one row of seq 0."""
-    for statement in filter(str.strip, PACKED_SCHEMA.split(";")):
-        conn.execute(statement)  # not executescript: it would COMMIT the migration
+    with packed.replacing(conn, filter(str.strip, PACKED_SCHEMA.split(";")),
+                          ("returns", "windows")):
+        _pack_returns(conn)
+        _pack_windows(conn)
+
+
+def _pack_returns(conn: sqlite3.Connection) -> None:
     returns = conn.execute("SELECT seq, symbol, idx, value FROM returns ORDER BY seq, symbol, idx")
     for seq, rows in groupby(returns, key=lambda row: int(row[0])):
         _, names, idx, values = zip(*rows, strict=True)
         conn.execute("INSERT INTO packed_returns VALUES (?,?,?,?)",
                      (seq, packed.symbols(names), packed.ints(idx),
                       packed.blob(array(packed.FLOAT64, values))))  # fmt: skip
+
+
+def _pack_windows(conn: sqlite3.Connection) -> None:
     windows = conn.execute("SELECT seq, symbol, start, stop FROM windows ORDER BY seq, symbol")
     for seq, rows in groupby(windows, key=lambda row: int(row[0])):
         _, names, starts, stops = zip(*rows, strict=True)
         conn.execute("INSERT INTO packed_windows VALUES (?,?,?,?)",
                      (seq, packed.symbols(names), packed.ints(starts),
                       packed.ints(stops)))  # fmt: skip
-    for table in ("returns", "windows"):
-        conn.execute(f"DROP TABLE {table}")
-        conn.execute(f"ALTER TABLE packed_{table} RENAME TO {table}")
