@@ -2,10 +2,11 @@
 
 SQLite costs about 4.4 us per row inserted here: one row per instrument and update in a
 table made a quarter of the checkpoint stage at 268 instruments. The tables an update
-writes a row per instrument into (service.state.returns_rows) hold one row per update
-instead, its numbers as little-endian int64 or float64 arrays and its symbols as a JSON
-list, one entry per number. Pure Python (`array`): the supervisor and `status` import
-this package without numpy; the worker's writers may hand in numpy's bytes.
+writes a row per instrument into (service.state.returns_rows, decision_columns) hold one
+row per update instead, its numbers as little-endian int64 or float64 arrays and its
+symbols as a JSON list, one entry per number; `replacing` is the migrations' swap of a
+per-row table for its packed form. Pure Python (`array`): the supervisor and `status`
+import this package without numpy; the worker's writers may hand in numpy's bytes.
 """
 
 from __future__ import annotations
