@@ -10,6 +10,7 @@ import hashlib
 import operator
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import repeat
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from service.types import Bar, BrokerSnapshot, Symbol
 _LAST_BAR_TIME = operator.attrgetter("last_bar_time")
 _LAST_CLOSE = operator.attrgetter("last_close")
 _RETURNS = operator.attrgetter("returns")
+_SYMBOL = operator.attrgetter("symbol")
 SLIDE = 256  # updates a ReturnsTable serves before the next one (one copy of every window)
 
 
@@ -115,7 +117,8 @@ def _extend(
     if window > 0 and set(map(len, held)) <= {window}:
         table = book.returns_table
         if table is None or table.window != window or not table.slid(held, new):
-            table = book.returns_table = ReturnsTable(held, new, window)
+            table = book.returns_table = ReturnsTable([s.symbol for s in states], held, new,
+                                                      window)
         for state, returns in zip(states, table.windows, strict=True):
             state.returns = returns
             state.unsaved += 1
@@ -132,8 +135,11 @@ class ReturnsTable:
     fetch's time at 268 instruments). A column is written before any view covers it and
     never after, and the views are read-only, so a window once handed out never changes."""
 
-    def __init__(self, held: list[np.ndarray], new: np.ndarray, window: int) -> None:
+    def __init__(
+        self, symbols: list[Symbol], held: list[np.ndarray], new: np.ndarray, window: int
+    ) -> None:
         self.window, self.start = window, 0
+        self.rows = {symbol: row for row, symbol in enumerate(symbols)}
         self.buffer = np.empty((len(held), window + SLIDE))
         for row, returns in zip(self.buffer, held, strict=True):
             row[: window - 1] = returns[1:]
@@ -151,6 +157,16 @@ class ReturnsTable:
         self.start += 1
         self.windows = self._views()
         return True
+
+    def matrix(self, instruments: list[InstrumentState]) -> np.ndarray | None:
+        """The windows of `instruments` as one [N, window] matrix, a row each in their
+        order, if each window is this table's view of its symbol (the instrument took its
+        last return here); None if any is not."""
+        rows = list(map(self.rows.get, map(_SYMBOL, instruments), repeat(-1)))
+        if -1 in rows or not all(map(operator.is_, map(_RETURNS, instruments),
+                                     map(self.windows.__getitem__, rows))):
+            return None
+        return self.buffer[rows, self.start : self.start + self.window]
 
     def _views(self) -> list[np.ndarray]:
         views = self.buffer[:, self.start : self.start + self.window]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import operator
 import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -27,7 +28,7 @@ from service.state import book_columns
 from service.state.book_columns import InstrumentColumns
 from service.state.codec import decode_arrays, encode_arrays
 from service.state.errors import UnusableStateError
-from service.state.records import Checkpoint, WindowWrite
+from service.state.records import Checkpoint, WindowColumns, WindowWrite
 from service.state.store import StateStore
 from service.strategy import Decision
 from service.types import BrokerSnapshot, Symbol
@@ -38,6 +39,16 @@ WINDOW_SHA = "window_sha256"  # [N, 32]: each window's SHA-256 (up to schema ver
 WINDOW_CRC = "window_crc32"  # [N]: each instrument's CRC-32 of its return window
 CARRY_ROWS = "carry_rows"  # which instruments the stacked "carry/<field>" arrays hold
 POSITIONS_KEY = "broker_positions"  # {symbol: {qty, avg_entry_price}} at the update's snapshot
+_LAST_BAR_TIME = operator.attrgetter("last_bar_time")
+_LAST_CLOSE = operator.attrgetter("last_close")
+_REGIME = operator.attrgetter("regime")
+_RETIRING = operator.attrgetter("retiring")
+_DECISION = operator.attrgetter("decision")
+_CARRY = operator.attrgetter("carry")
+_UNSAVED = operator.attrgetter("unsaved")
+_INVESTED = operator.attrgetter("invested")
+_WEIGHT = operator.attrgetter("target_weight")
+_QTY = operator.attrgetter("target_qty")
 
 
 def positions_entry(snapshot: BrokerSnapshot) -> dict[str, dict[str, float]]:
@@ -61,9 +72,7 @@ def window_crc(returns: np.ndarray) -> int:
     return zlib.crc32(np.asarray(returns, dtype="<f8").tobytes())
 
 
-def encode_model_state(
-    state: ModelState,
-) -> tuple[bytes, dict[str, Any], dict[Symbol, WindowWrite]]:
+def encode_model_state(state: ModelState) -> tuple[bytes, dict[str, Any], WindowColumns]:
     """(model-state blob, JSON book, windows) of `state`. The windows go to the returns
     table (service.state.returns_rows), the blob keeps a digest of each, so the model
     digest still covers every input and a window read back is checked against it.
@@ -72,17 +81,36 @@ def encode_model_state(
     WINDOW_CRC [N], and the carries of one shape as CARRY_ROWS (their rows) and
     "carry/<field>" [M, ...]; a carry of another shape (a model changed under it) keeps
     the per-symbol keys "<symbol>/carry/<field>" of schema version 3. Stacked, encoding
-    268 instruments costs a handful of numpy calls instead of four per instrument.
+    268 instruments costs a handful of numpy calls instead of four per instrument; after
+    a warm update, whose windows are rows of one table (service.model_state.ReturnsTable),
+    the windows and their checksums are read from that table at once.
     """
     symbols = sorted(state.instruments)
-    instruments = [state.instruments[s] for s in symbols]
+    instruments = list(map(state.instruments.__getitem__, symbols))
     book: dict[str, Any] = {ROTATION_KEY: state.rotation_start,
                             book_columns.COLUMNS_KEY: _book_columns(symbols, instruments)}
-    windows = {s: WindowWrite(_fresh(i), len(i.returns))
-               for s, i in zip(symbols, instruments, strict=True)}  # fmt: skip
-    arrays = _stacked_carries(symbols, state)
-    arrays[WINDOW_CRC] = np.array([window_crc(i.returns) for i in instruments], np.uint32)
+    matrix = _warm_windows(state, instruments)
+    if matrix is not None:  # each window one return on, each the table's row
+        windows = WindowColumns(symbols, [1] * len(symbols), matrix[:, -1].tobytes(),
+                                [matrix.shape[1]] * len(symbols))
+        crcs = list(map(zlib.crc32, matrix))  # its rows' bytes: window_crc's
+    else:
+        windows = WindowColumns.of({s: WindowWrite(_fresh(i), len(i.returns))
+                                    for s, i in zip(symbols, instruments, strict=True)})
+        crcs = [window_crc(i.returns) for i in instruments]
+    arrays = _stacked_carries(symbols, instruments)
+    arrays[WINDOW_CRC] = np.array(crcs, np.uint32)
     return encode_arrays(arrays), book, windows
+
+
+def _warm_windows(state: ModelState, instruments: list[InstrumentState]) -> np.ndarray | None:
+    """[N, T] the instruments' windows as little-endian float64 rows, if each holds one
+    return not saved yet and is a row of the state's returns table; None if not."""
+    table = state.returns_table
+    if table is None or set(map(_UNSAVED, instruments)) != {1}:
+        return None
+    matrix = table.matrix(instruments)
+    return None if matrix is None else matrix.astype("<f8", copy=False)
 
 
 def _fresh(instrument: InstrumentState) -> np.ndarray:
@@ -93,48 +121,67 @@ def _fresh(instrument: InstrumentState) -> np.ndarray:
 
 def _book_columns(symbols: list[Symbol], instruments: list[InstrumentState]) -> dict[str, Any]:
     """The instruments' book entry as columns (service.state.book_columns)."""
-    stamps = {t: t.isoformat() for t in {i.last_bar_time for i in instruments} if t is not None}
-    decisions = [i.decision for i in instruments]
+    times = list(map(_LAST_BAR_TIME, instruments))
+    stamps = {t: t.isoformat() for t in set(times) if t is not None}
+    stamps[None] = None
+    closes = list(map(_LAST_CLOSE, instruments))
+    regimes = list(map(_REGIME, instruments))
+    decisions = list(map(_DECISION, instruments))
+    decided = None not in decisions
     return book_columns.encode(InstrumentColumns(
         symbols=symbols,
-        last_bar_time=[stamps[i.last_bar_time] if i.last_bar_time else None for i in instruments],
-        last_close=[math.nan if i.last_close is None else i.last_close for i in instruments],
-        regime=[book_columns.NO_REGIME if i.regime is None else int(i.regime)
-                for i in instruments],
-        retiring=[i.retiring for i in instruments],
-        invested=[book_columns.NO_DECISION if d is None else int(d.invested) for d in decisions],
-        target_weight=[0.0 if d is None else d.target_weight for d in decisions],
-        target_qty=[0.0 if d is None else d.target_qty for d in decisions],
+        last_bar_time=list(map(stamps.__getitem__, times)),
+        last_close=closes if None not in closes else
+        [math.nan if c is None else c for c in closes],
+        regime=regimes if None not in regimes else
+        [book_columns.NO_REGIME if r is None else r for r in regimes],
+        retiring=list(map(_RETIRING, instruments)),
+        invested=list(map(int, map(_INVESTED, decisions))) if decided else
+        [book_columns.NO_DECISION if d is None else int(d.invested) for d in decisions],
+        target_weight=list(map(_WEIGHT, decisions)) if decided else
+        [0.0 if d is None else d.target_weight for d in decisions],
+        target_qty=list(map(_QTY, decisions)) if decided else
+        [0.0 if d is None else d.target_qty for d in decisions],
     ))
 
 
-def _stacked_carries(symbols: list[Symbol], state: ModelState) -> dict[str, np.ndarray]:
-    present = [(i, c) for i, s in enumerate(symbols)
-               if (c := state.instruments[s].carry) is not None]  # fmt: skip
-    first = _shape(present[0][1]) if present else None
-    if all(_same_shape(c, first) for _, c in present):  # the usual case: one shape
-        return _stack(present)
-    shapes = Counter(_shape(c) for _, c in present)
-    common = shapes.most_common(1)[0][0]
-    arrays = _stack([(i, c) for i, c in present if _shape(c) == common])
-    for i, carry in present:
+def _stacked_carries(
+    symbols: list[Symbol], instruments: list[InstrumentState]
+) -> dict[str, np.ndarray]:
+    carries = list(map(_CARRY, instruments))
+    rows = [i for i, c in enumerate(carries) if c is not None] if None in carries \
+        else list(range(len(carries)))  # fmt: skip
+    present = list(map(carries.__getitem__, rows))
+    arrays = _stack(rows, present)
+    if arrays is not None:  # the usual case: one shape
+        return arrays
+    common = Counter(map(_shape, present)).most_common(1)[0][0]
+    same = [(i, c) for i, c in zip(rows, present, strict=True) if _shape(c) == common]
+    arrays = _stack([i for i, _ in same], [c for _, c in same]) or {}
+    for i, carry in zip(rows, present, strict=True):
         if _shape(carry) != common:
             for name, value in carry._asdict().items():
                 arrays[f"{symbols[i]}/carry/{name}"] = value
     return arrays
 
 
-def _stack(rows: list[tuple[int, InstrumentCarry]]) -> dict[str, np.ndarray]:
-    arrays: dict[str, np.ndarray] = {CARRY_ROWS: np.array([i for i, _ in rows], np.int64)}
-    if rows:
-        for k, name in enumerate(InstrumentCarry._fields):
-            arrays[f"carry/{name}"] = np.array([c[k] for _, c in rows], dtype=np.float64)
+def _stack(rows: list[int], carries: list[InstrumentCarry]) -> dict[str, np.ndarray] | None:
+    """Carries as arrays [M, ...], or None if their shapes differ. Checked in C: each
+    field's lengths by map, the rest of its shape by np.concatenate, which refuses arrays
+    of another rank or other trailing dimensions (np.array would look for the shape again
+    in every carry, at three times the cost)."""
+    arrays: dict[str, np.ndarray] = {CARRY_ROWS: np.array(rows, np.int64)}
+    if not carries:
+        return arrays
+    for name, values in zip(InstrumentCarry._fields, zip(*carries, strict=True), strict=True):
+        if len(set(map(len, values))) != 1:
+            return None
+        try:
+            stacked = np.concatenate(values, dtype=np.float64)
+        except ValueError:
+            return None
+        arrays[f"carry/{name}"] = stacked.reshape(len(values), *values[0].shape)
     return arrays
-
-
-def _same_shape(carry: InstrumentCarry, shape: tuple[tuple[int, ...], ...] | None) -> bool:
-    position, step_size, inv_mass = carry  # compared without building a tuple per carry
-    return shape == (position.shape, step_size.shape, inv_mass.shape)
 
 
 def _shape(carry: InstrumentCarry) -> tuple[tuple[int, ...], ...]:

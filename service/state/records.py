@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -57,6 +57,28 @@ class WindowWrite:
 
     fresh: np.ndarray
     length: int
+
+
+@dataclass(frozen=True)
+class WindowColumns:
+    """Every instrument's window at a checkpoint, as the returns table stores them
+    (service.state.returns_rows): symbols[i] has counts[i] returns that arrived since the
+    last checkpoint, oldest first, after those of the symbols before it in `fresh` (their
+    little-endian float64 bytes), and a window of the newest lengths[i] stored returns.
+    A warm update builds it from the returns' columns at once (checkpoint_codec)."""
+
+    symbols: list[str]
+    counts: list[int]
+    fresh: bytes
+    lengths: list[int]
+
+    @classmethod
+    def of(cls, windows: Mapping[str, WindowWrite]) -> WindowColumns:
+        """The columns of per-instrument windows, in the mapping's order."""
+        entries = list(windows.values())
+        return cls(list(windows), [len(w.fresh) for w in entries],
+                   b"".join([w.fresh.astype("<f8", copy=False).tobytes() for w in entries]),
+                   [w.length for w in entries])
 
 
 @dataclass(frozen=True)

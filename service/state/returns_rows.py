@@ -30,10 +30,12 @@ from __future__ import annotations
 import sqlite3
 from array import array
 from collections.abc import Iterator, Mapping
+from itertools import repeat
+from operator import add, sub
 
 from service.state import packed
 from service.state.errors import UnusableStateError
-from service.state.records import WindowWrite
+from service.state.records import WindowColumns
 
 PRUNE_EVERY = 64  # updates between deletions of returns no retained window reaches
 NO_FLOOR = 1 << 62  # the floor of a symbol in no retained window: above every idx
@@ -48,33 +50,29 @@ class ReturnsRows:
     def __init__(self) -> None:
         self._stops: dict[str, int] | None = None
 
-    def write(
-        self, conn: sqlite3.Connection, seq: int, windows: Mapping[str, WindowWrite]
-    ) -> dict[str, int]:
+    def write(self, conn: sqlite3.Connection, seq: int, windows: WindowColumns) -> dict[str, int]:
         """Stores each symbol's fresh returns and checkpoint `seq`'s windows, a row each,
         inside the caller's transaction; the new next idx of each symbol, for `committed`."""
         # Columns built by comprehensions, not a loop of statements per instrument: at 268
         # instruments this is the update's only Python work per instrument here.
         known = self._known_stops(conn)
-        symbols, entries = list(windows), list(windows.values())
-        counts = [len(w.fresh) for w in entries]
-        firsts = [known.get(s, 0) for s in symbols]
-        stops = [first + count for first, count in zip(firsts, counts, strict=True)]
-        starts = [stop - w.length for stop, w in zip(stops, entries, strict=True)]
+        symbols, counts = windows.symbols, windows.counts
+        firsts = list(map(known.get, symbols, repeat(0, len(symbols))))
+        stops = list(map(add, firsts, counts))
+        starts = list(map(sub, stops, windows.lengths))
         if min(starts, default=0) < 0:
             symbol, start, stop = next(s for s in zip(symbols, starts, stops, strict=True)
                                        if s[1] < 0)
             raise ValueError(f"{symbol}: a window of {stop - start} returns, {stop} stored")
         if any(counts):
-            if all(count == 1 for count in counts):  # a bar each: the columns are at hand
+            if counts.count(1) == len(counts):  # a bar each: the columns are at hand
                 names, idx = symbols, firsts
             else:
                 names = [s for s, count in zip(symbols, counts, strict=True) for _ in range(count)]
                 idx = [i for first, count in zip(firsts, counts, strict=True)
                        for i in range(first, first + count)]
-            values = b"".join([w.fresh.astype("<f8", copy=False).tobytes() for w in entries])
             conn.execute("INSERT INTO returns VALUES (?,?,?,?)",
-                         (seq, packed.symbols(names), packed.ints(idx), values))
+                         (seq, packed.symbols(names), packed.ints(idx), windows.fresh))
         if symbols:
             conn.execute("INSERT INTO windows VALUES (?,?,?,?)",
                          (seq, packed.symbols(symbols), packed.ints(starts), packed.ints(stops)))

@@ -25,6 +25,7 @@ from service.state.records import (
     Checkpoint,
     DecisionRow,
     IntentRecord,
+    WindowColumns,
     WindowWrite,
     checkpoint_from_row,
     checkpoint_row,
@@ -115,14 +116,17 @@ class StateStore:
         decisions: Sequence[DecisionRow],
         intents: Sequence[OrderIntent],
         inside: Callable[[], None] | None = None,
-        windows: Mapping[str, WindowWrite] | None = None,
+        windows: WindowColumns | Mapping[str, WindowWrite] | None = None,
     ) -> None:
         """The checkpoint of one update, all or nothing. Refuses a sequence gap. A failed
         write (disk full, I/O error) rolls back and raises StateError: nothing of this
         update may be sent. `inside` runs before COMMIT (the tests' crash point);
-        `windows`: each instrument's new returns and window (service.state.returns_rows)."""
+        `windows`: each instrument's new returns and window (service.state.returns_rows), as
+        columns or by symbol."""
+        if not isinstance(windows, WindowColumns):
+            windows = WindowColumns.of(windows or {})
         try:
-            stops = self._commit_update(checkpoint, decisions, intents, inside, windows or {})
+            stops = self._commit_update(checkpoint, decisions, intents, inside, windows)
         except sqlite3.OperationalError as error:  # disk full, I/O error, locked
             raise StateError(
                 f"{self.path}: checkpoint {checkpoint.seq} was not committed ({error}); "
@@ -137,7 +141,7 @@ class StateStore:
         decisions: Sequence[DecisionRow],
         intents: Sequence[OrderIntent],
         inside: Callable[[], None] | None,
-        windows: Mapping[str, WindowWrite],
+        windows: WindowColumns,
     ) -> dict[str, int]:
         with self._transaction() as conn:
             self._refuse_gap(conn, checkpoint.seq)

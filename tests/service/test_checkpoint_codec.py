@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from regime_model.update import InstrumentCarry
-from service.model_state import InstrumentState, ModelState
+from service.market.bar_batch import batch_of
+from service.model_state import InstrumentState, ModelState, append_batch
 from service.state.checkpoint_codec import (
     CARRY_ROWS,
     WINDOW_SHA,
@@ -21,6 +22,7 @@ from service.state.checkpoint_codec import (
 from service.state.codec import encode_arrays
 from service.state.errors import UnusableStateError
 from service.strategy import Decision
+from service.types import Bar
 
 
 def carry(seed: int, chains: int = 4, dim: int = 6) -> InstrumentCarry:
@@ -39,7 +41,7 @@ def test_carries_of_every_shape_and_none_come_back_exactly() -> None:
         "IWM": InstrumentState("IWM"),
     }, rotation_start=2)  # fmt: skip
     blob, book, windows = encode_model_state(state)
-    assert all(len(w.fresh) == 0 for w in windows.values())  # nothing appended: all saved
+    assert windows.counts == [0, 0, 0, 0] and windows.fresh == b""  # nothing appended: all saved
     stored = {s: i.returns.tolist() for s, i in state.instruments.items()}  # what the table holds
     back = decode_model_state(blob, book, stored)
     assert back.rotation_start == 2 and set(back.instruments) == set(state.instruments)
@@ -99,3 +101,55 @@ def test_a_checkpoint_of_schema_version_5_decodes() -> None:
     assert spy.decision == Decision("SPY", True, 0.5, 3.0)
     with pytest.raises(UnusableStateError, match="SPY: its return window"):
         decode_model_state(blob, book, {"SPY": [0.01, -0.03]})
+
+
+def warm_state(symbols: list[str], window: int, updates: int) -> ModelState:
+    """Instruments with full windows and carries after `updates` warm updates of one bar
+    each: their windows are rows of the state's returns table (append_batch)."""
+    start = datetime(2026, 1, 5, 10, tzinfo=ZoneInfo("America/New_York"))
+    gen = np.random.default_rng(7)
+    state = ModelState({s: InstrumentState(s, returns=gen.normal(0, 0.01, window),
+                                           last_bar_time=start, last_close=100.0 + k,
+                                           carry=carry(k), regime=k % 2)
+                        for k, s in enumerate(symbols)})  # fmt: skip
+    for n in range(1, updates + 1):
+        when = start.replace(minute=n)
+        bars = {s: [Bar(when, c, c, c, c, 1.0)]
+                for s, c in zip(symbols, 100.0 + gen.normal(0, 1, len(symbols)), strict=True)}
+        append_batch(state, batch_of(bars), window)
+    return state
+
+
+def test_a_warm_update_is_encoded_from_the_returns_table_as_window_by_window() -> None:
+    """After a warm update every window is a row of one table, read at once: the blob,
+    the book and the windows to store are those the instruments give one by one."""
+    state = warm_state(["SPY", "QQQ", "GLD", "IWM"], window=16, updates=3)
+    state.saved()
+    for n in range(4, 6):  # one bar since the last checkpoint, in a table sorted otherwise
+        bars = {s: [Bar(datetime(2026, 1, 5, 10, n, tzinfo=ZoneInfo("America/New_York")),
+                        99.0 + k, 99.0, 99.0, 99.0 + k, 1.0)]
+                for k, s in enumerate(["SPY", "QQQ", "GLD", "IWM"])}  # fmt: skip
+        append_batch(state, batch_of(bars), 16)
+        table = state.returns_table
+        assert table is not None
+        assert table.matrix([state.instruments[s] for s in sorted(state.instruments)]) is not None
+        from_table = encode_model_state(state)
+        state.returns_table = None  # each window on its own
+        one_by_one = encode_model_state(state)
+        state.returns_table = table
+        assert from_table == one_by_one
+        assert from_table[2].counts == [1, 1, 1, 1] and len(from_table[2].fresh) == 4 * 8
+        state.saved()
+
+
+def test_a_window_not_of_the_table_is_encoded_on_its_own() -> None:
+    """An instrument whose window is not its row of the table (replaced, or not taken in
+    the last update) is not read from the table: its own window is checksummed."""
+    state = warm_state(["SPY", "QQQ"], window=8, updates=2)
+    state.instruments["QQQ"].returns = state.instruments["QQQ"].returns + 0.5
+    instruments = [state.instruments[s] for s in sorted(state.instruments)]
+    assert state.returns_table is not None and state.returns_table.matrix(instruments) is None
+    blob, book, windows = encode_model_state(state)
+    stored = {s: i.returns.tolist() for s, i in state.instruments.items()}
+    back = decode_model_state(blob, book, stored)  # checks each window against its CRC
+    assert np.array_equal(back.instruments["QQQ"].returns, state.instruments["QQQ"].returns)

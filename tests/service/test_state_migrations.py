@@ -69,7 +69,8 @@ def test_a_database_of_the_previous_release_migrates_and_resumes(tmp_path: Path)
     # The old checkpoint's window was in its blob: the first new one stores all of it
     assert state.instruments["SPY"].unsaved == len(RETURNS)
     model, book, windows = encode_model_state(state)
-    assert np.array_equal(windows["SPY"].fresh, RETURNS) and windows["SPY"].length == 3
+    assert windows.symbols == ["SPY"] and windows.counts == [3] and windows.lengths == [3]
+    assert windows.fresh == RETURNS.astype("<f8").tobytes()
     store.commit_update(Checkpoint(2, BAR, "h", "numpy", "cpu", "float64", 90_000.0,
                                    100_000.0, model, book), [], [], windows=windows)
     store.close()
