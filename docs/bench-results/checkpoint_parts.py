@@ -43,6 +43,7 @@ def main() -> None:
     timed(trader.Trader, "_checkpoint", "stage")
     timed(trader, "encode_model_state", "encode_model_state")
     timed(checkpoint_codec, "_stacked_carries", "  stacked carries")
+    timed(trader, "positions_entry", "positions entry")
     timed(store.StateStore, "commit_update", "commit_update")
     timed(store, "checkpoint_row", "  checkpoint row (JSON)")  # the store's own name for it
     timed(history, "record_update", "  instrument history")

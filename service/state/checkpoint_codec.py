@@ -38,7 +38,7 @@ WARMING_KEY = "warming"  # {symbol: {bars_available, bars_needed, stage}}: not m
 WINDOW_SHA = "window_sha256"  # [N, 32]: each window's SHA-256 (up to schema version 5)
 WINDOW_CRC = "window_crc32"  # [N]: each instrument's CRC-32 of its return window
 CARRY_ROWS = "carry_rows"  # which instruments the stacked "carry/<field>" arrays hold
-POSITIONS_KEY = "broker_positions"  # {symbol: {qty, avg_entry_price}} at the update's snapshot
+POSITIONS_KEY = book_columns.POSITION_COLUMNS_KEY  # the broker's positions at the snapshot
 _LAST_BAR_TIME = operator.attrgetter("last_bar_time")
 _LAST_CLOSE = operator.attrgetter("last_close")
 _REGIME = operator.attrgetter("regime")
@@ -48,13 +48,18 @@ _CARRY = operator.attrgetter("carry")
 _UNSAVED = operator.attrgetter("unsaved")
 _INVESTED = operator.attrgetter("invested")
 _WEIGHT = operator.attrgetter("target_weight")
-_QTY = operator.attrgetter("target_qty")
+_TARGET_QTY = operator.attrgetter("target_qty")
+_QTY = operator.attrgetter("qty")
+_AVG_ENTRY = operator.attrgetter("avg_entry_price")
 
 
-def positions_entry(snapshot: BrokerSnapshot) -> dict[str, dict[str, float]]:
-    """The broker's positions as the update saw them: what `status` shows by default."""
-    return {s: {"qty": p.qty, "avg_entry_price": p.avg_entry_price}
-            for s, p in sorted(snapshot.positions.items())}
+def positions_entry(snapshot: BrokerSnapshot) -> dict[str, Any]:
+    """The broker's positions as the update saw them, as columns (POSITION_COLUMNS_KEY):
+    what `status` shows by default."""
+    held = sorted(snapshot.positions.items())
+    positions = [p for _, p in held]
+    return book_columns.encode_positions([s for s, _ in held], list(map(_QTY, positions)),
+                                         list(map(_AVG_ENTRY, positions)))
 
 
 def window_digest(returns: np.ndarray) -> bytes:
@@ -140,7 +145,7 @@ def _book_columns(symbols: list[Symbol], instruments: list[InstrumentState]) -> 
         [book_columns.NO_DECISION if d is None else int(d.invested) for d in decisions],
         target_weight=list(map(_WEIGHT, decisions)) if decided else
         [0.0 if d is None else d.target_weight for d in decisions],
-        target_qty=list(map(_QTY, decisions)) if decided else
+        target_qty=list(map(_TARGET_QTY, decisions)) if decided else
         [0.0 if d is None else d.target_qty for d in decisions],
     ))
 

@@ -22,10 +22,10 @@ from service.state.history import ORDER_COLUMNS, OrderRow, order_of
 from service.state.sqlite_open import open_sqlite
 from service.types import OrderStatus
 
-# The checkpoint book's keys (service.state.checkpoint_codec, which needs numpy, names them
-# too; tests/service/test_status.py checks they agree). Persisted: never rename one.
+# The checkpoint book's key (service.state.checkpoint_codec, which needs numpy, names it
+# too; tests/service/test_status.py checks they agree; the positions' keys are
+# book_columns'). Persisted: never rename one.
 WARMING_KEY = "warming"
-POSITIONS_KEY = "broker_positions"
 
 # What reading a database can raise: the file (OSError), SQLite, a malformed value, a
 # refused version (StateError); and reading a snapshot, a book missing a key or of
@@ -201,11 +201,10 @@ def _last_p_turbulent(conn: sqlite3.Connection, symbols: list[str]) -> dict[str,
 
 
 def _holdings(book: dict[str, Any]) -> tuple[Holding, ...] | None:
-    entries = book.get(POSITIONS_KEY)
-    if entries is None:
+    held = book_columns.positions(book)
+    if held is None:
         return None
-    return tuple(Holding(str(s), float(e["qty"]), float(e["avg_entry_price"]))
-                 for s, e in sorted(entries.items()))
+    return tuple(Holding(str(s), float(q), float(p)) for s, (q, p) in sorted(held.items()))
 
 
 def unrealised_of(book: dict[str, Any]) -> float | None:

@@ -26,7 +26,7 @@ from service.status.pnl import trading_day_start
 from service.status.render import render_text
 from service.supervisor.runtime_status import RuntimeStatus
 from service.supervisor.state_lock import StateDirLockedError, hold_state_lock
-from service.types import OrderIntent, OrderOutcome, OrderStatus, Side
+from service.types import BrokerSnapshot, OrderIntent, OrderOutcome, OrderStatus, Position, Side
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 DAY1 = datetime(2026, 1, 5, 14, 31, tzinfo=UTC)  # 09:31 in New York, Monday 5 January
@@ -63,8 +63,9 @@ def book(held: dict[str, tuple[float, float]], closes: dict[str, float],
                                 "invested": True, "target_weight": 0.1,
                                 "target_qty": targets[s]}}
                         for s, c in closes.items()},
-        "broker_positions": {s: {"qty": q, "avg_entry_price": p} for s, (q, p) in held.items()},
-    }
+        checkpoint_codec.POSITIONS_KEY: checkpoint_codec.positions_entry(BrokerSnapshot(
+            0.0, 0.0, {s: Position(s, q, p) for s, (q, p) in held.items()})),
+    }  # fmt: skip
 
 
 def update(store: StateStore, seq: int, when: datetime, cash: float, equity: float,
@@ -217,7 +218,24 @@ def test_open_orders_are_the_intents_not_yet_final(state: Path, config: LoadedCo
 
 def test_the_book_keys_are_the_checkpoints() -> None:
     assert status_reads.WARMING_KEY == checkpoint_codec.WARMING_KEY
-    assert status_reads.POSITIONS_KEY == checkpoint_codec.POSITIONS_KEY
+
+
+def test_positions_of_a_checkpoint_written_before_they_were_columns_are_read(
+    state: Path, config: LoadedConfig
+) -> None:
+    """Up to the eighteenth session's release a book held the broker's positions as an
+    object per symbol: such a checkpoint shows them as the columns do."""
+    store = StateStore(state_path(state, "alpha"))
+    the_book = book({}, {"SPY": 110.0}, {"SPY": 9.0})
+    del the_book[checkpoint_codec.POSITIONS_KEY]
+    the_book["broker_positions"] = {"SPY": {"qty": 7.0, "avg_entry_price": 100.0},
+                                    "GLD": {"qty": -3.0, "avg_entry_price": 50.0}}
+    update(store, 1, DAY1, 500.0, 1_550.0, the_book, (decision("SPY", 9.0, 0, 0.1),))
+    store.close()
+    rows = {p["symbol"]: p for p in alpha_of(status_document(config, state, NOW))["positions"]}
+    assert (rows["SPY"]["held"], rows["SPY"]["avg_entry_price"], rows["SPY"]["unrealised"]) == (
+        7.0, 100.0, 70.0)
+    assert (rows["GLD"]["held"], rows["GLD"]["avg_entry_price"]) == (-3.0, 50.0)
 
 
 def test_live_without_a_broker_book_says_why_and_keeps_the_checkpoints_figures(
