@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -189,7 +188,7 @@ def test_what_version_7_refused_is_refused_the_same(
     run = Run(tmp_path, ["SPY", "QQQ"])
     run.update()
     bad = [run.decision("SPY"), run.decision("QQQ")]
-    bad[1] = replace(bad[1], **{field: value})
+    bad[1] = bad[1]._replace(**{field: value})
     with pytest.raises(sqlite3.IntegrityError, match=error):
         run.reference.write(2, T0.isoformat(), bad, 0)
     with pytest.raises(sqlite3.IntegrityError, match=error):
