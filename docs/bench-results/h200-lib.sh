@@ -1,7 +1,15 @@
 # Sourced by the h200 session scripts from the seventeenth session on: the steps they share.
 # The caller sets OUT (the results, brought back as one archive), LOGS, TAG (the results'
-# suffix), CALLS (the archive's name stem) and FINAL (the folder the archive goes to).
+# suffix), CALLS (the archive's name stem) and FINAL (the folder the archive goes to); or,
+# from the eighteenth session on, TAG and SESSION, from which the rest follow, OUT being
+# the device tool's folder for what comes back.
 # shellcheck shell=sh
+if [ -n "${SESSION:-}" ]; then
+    FINAL=$(cd "${OUT:?set OUT to the folder for the results}" && pwd)
+    OUT=/tmp/h200-$SESSION-results
+    LOGS=/tmp/h200-$SESSION-logs
+    CALLS=h200-$SESSION
+fi
 . "$(dirname "$0")/steps.sh"  # step NAME LIMIT_S COMMAND...
 TRIAL="--accounts 5 --instruments 268 --chains 4 --window 256 --states 2"
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/np .whl-np/*.whl
