@@ -7,6 +7,11 @@
 # twice; `checkpoint_parts.py` (where the checkpoint stage's time goes) at 268, alternated
 # twice; `bench stages` at 54 once each; `bench model --shape trial` and `bench round` at
 # the trial shape on wgpu at head.
+# `two` (head18): how much of the trial round's device run is the five worker processes
+# sharing one GPU. `bench round` on wgpu with one account of 54 instruments (an account
+# of the trial round, alone on the GPU), one account of all 268 (every lane in one
+# process's submissions), and the trial round (five accounts of 53-54), in that order,
+# then the one account of 54 again.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np, scratch/trees/{base18,head18}.
 set -u
 ROOT=$(pwd)
@@ -21,7 +26,7 @@ parts() {  # parts TREE NAME: checkpoint_parts.py at 268 instruments
     cp "$LOGS/parts-$2.log" "$OUT/checkpoint-parts-h200-268-$2-$TAG.txt"
 }
 
-case ${1:?one} in
+case ${1:?one or two} in
 one)
     stages $HEAD head 268; stages $BASE base 268; stages $BASE base-2 268; stages $HEAD head-2 268
     parts $HEAD head; parts $BASE base; parts $BASE base-2; parts $HEAD head-2
@@ -29,5 +34,18 @@ one)
     model $HEAD head
     round $HEAD head wgpu 12 3
     bundle one
+    ;;
+two)
+    alone() {  # alone NAME INSTRUMENTS: the round with one account of INSTRUMENTS
+        in_tree $HEAD step "round-$1" 330 python3 -m service.cli bench round --accounts 1 \
+            --instruments "$2" --chains 4 --window 256 --states 2 --backend wgpu --bars 12 \
+            --pace-s 3 --lead-s 25 --out "$OUT/round-h200-wgpu-$1-$TAG.json"
+        grep -E "warm round|cold round" "$LOGS/round-$1.log" | sed "s/^/$1: /" >>"$OUT/summary.txt"
+    }
+    alone alone-54 54
+    alone alone-268 268
+    round $HEAD head-2 wgpu 12 3
+    alone alone-54-2 54
+    bundle two
     ;;
 esac
