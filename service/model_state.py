@@ -63,7 +63,8 @@ class InstrumentState:
 def append_batch(book: ModelState, batch: BarBatch, window: int) -> int:
     """InstrumentState.append for every symbol of the batch; returns the bars taken. An
     instrument with one new bar (every instrument, in a warm update) is taken with the
-    others in one numpy pass; any other count goes through append, bar by bar."""
+    others in one numpy pass; one seen for the first time (a cold fetch's window of
+    history) from its columns; any other count goes through append, bar by bar."""
     states = list(map(book.instruments.__getitem__, batch.symbols))
     if _one_new_bar_each(states, batch):  # a warm update: nothing to sort out
         return _append_singles(book, states, list(range(len(states))), batch, window)
@@ -73,9 +74,27 @@ def append_batch(book: ModelState, batch: BarBatch, window: int) -> int:
         if hi - lo == 1 and (state.last_bar_time is None or batch.times[lo] > state.last_bar_time):
             singles.append(state)
             rows.append(lo)
+        elif hi > lo and state.last_bar_time is None:
+            taken += _append_first(state, batch, lo, hi, window)
         elif hi > lo:
             taken += state.append(batch.bars(k), window)
     return taken + _append_singles(book, singles, rows, batch, window)
+
+
+def _append_first(
+    state: InstrumentState, batch: BarBatch, lo: int, hi: int, window: int
+) -> int:
+    """append's result for an instrument without bars yet, from rows lo:hi of the batch
+    (all of them new, ascending in time): its closes' log differences, without a Bar per
+    row. The closes are copied first, so np.log reads them as append's array of the same
+    values (contiguous), which gives the same bits."""
+    closes = np.ascontiguousarray(batch.values[lo:hi, CLOSE])
+    if closes.size >= 2:
+        logs = np.log(closes)
+        state.returns = np.concatenate((state.returns, logs[1:] - logs[:-1]))[-window:]
+        state.unsaved += closes.size - 1
+    state.last_bar_time, state.last_close = batch.times[hi - 1], closes[-1].item()
+    return hi - lo
 
 
 def _one_new_bar_each(states: list[InstrumentState], batch: BarBatch) -> bool:

@@ -203,9 +203,9 @@ class Trader:
         warm = {s: t for s in batch if (t := instruments[s].last_bar_time) is not None}
         cold = [s for s in batch if s not in warm]
         taken = 0
-        if cold:
-            history = self.market.history(cold, bar_time, window + 1)
-            taken += sum(instruments[s].append(history.get(s, []), window) for s in cold)
+        if cold:  # as columns too: a window of history each, without a Bar per row
+            taken += append_batch(self.model_state,
+                                  self.market.history_batch(cold, bar_time, window + 1), window)
         if warm:  # as columns: all instruments' new bars checked and taken at once
             taken += append_batch(self.model_state, self.market.batch_after(warm, bar_time),
                                   window)

@@ -48,6 +48,8 @@ def test_every_case_of_a_fetch_is_taken_as_append_takes_it() -> None:
         "FULL": seen("FULL", WINDOW, 100.0),  # a warm update's instrument
         "WARMING": seen("WARMING", 3, 50.0),  # not a full window yet
         "FIRST": seen("FIRST", 0, None),  # its first bar: no return yet
+        "HISTORY": seen("HISTORY", 0, None),  # a cold fetch: a window of history at once
+        "SHORT": seen("SHORT", 0, None),  # a cold fetch with less than a window of it
         "SEVERAL": seen("SEVERAL", WINDOW, 20.0),  # back-filled after a gap
         "NONE": seen("NONE", WINDOW, 30.0),  # no new bar (market closed)
         "STALE": seen("STALE", WINDOW, 40.0, n=1),  # a bar it already has
@@ -55,6 +57,8 @@ def test_every_case_of_a_fetch_is_taken_as_append_takes_it() -> None:
     }
     bars = {
         "FULL": [bar(1, 101.0)], "WARMING": [bar(1, 49.5)], "FIRST": [bar(1, 7.0)],
+        "HISTORY": [bar(n, 30.0 + 0.37 * n * (-1) ** n) for n in range(1, WINDOW + 5)],
+        "SHORT": [bar(1, 12.5), bar(2, 12.75), bar(3, 12.0)],
         "SEVERAL": [bar(1, 21.0), bar(2, 19.0), bar(3, 22.5)], "NONE": [],
         "STALE": [bar(1, 41.0)], "MIXED": [bar(1, 61.0), bar(2, 62.0)],
     }
