@@ -7,11 +7,12 @@
 # twice; `checkpoint_parts.py` (where the checkpoint stage's time goes) at 268, alternated
 # twice; `bench stages` at 54 once each; `bench model --shape trial` and `bench round` at
 # the trial shape on wgpu at head.
-# `two` (head18): how much of the trial round's device run is the five worker processes
+# `two` (head18 = 4c90d79, which adds the cold fetch as columns; prev18 = ae083d1, what
+# `one` measured): how much of the trial round's device run is the five worker processes
 # sharing one GPU. `bench round` on wgpu with one account of 54 instruments (an account
 # of the trial round, alone on the GPU), one account of all 268 (every lane in one
-# process's submissions), and the trial round (five accounts of 53-54), in that order,
-# then the one account of 54 again.
+# process's submissions), the trial round (five accounts of 53-54) at head18 then at
+# prev18 (the cold round's fetch), then the one account of 54 again.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np, scratch/trees/{base18,head18}.
 set -u
 ROOT=$(pwd)
@@ -45,6 +46,7 @@ two)
     alone alone-54 54
     alone alone-268 268
     round $HEAD head-2 wgpu 12 3
+    round scratch/trees/prev18 prev wgpu 12 3
     alone alone-54-2 54
     bundle two
     ;;
