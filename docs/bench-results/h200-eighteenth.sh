@@ -13,6 +13,9 @@
 # of the trial round, alone on the GPU), one account of all 268 (every lane in one
 # process's submissions), the trial round (five accounts of 53-54) at head18 then at
 # prev18 (the cold round's fetch), then the one account of 54 again.
+# `three` (head18 = 4c90d79): where the reconcile and orders stages' time goes at 268
+# instruments (order_parts.py: the daemon's parts against the simulated broker's), twice,
+# and `bench stages` at 268 once.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np, scratch/trees/{base18,head18}.
 set -u
 ROOT=$(pwd)
@@ -27,7 +30,7 @@ parts() {  # parts TREE NAME: checkpoint_parts.py at 268 instruments
     cp "$LOGS/parts-$2.log" "$OUT/checkpoint-parts-h200-268-$2-$TAG.txt"
 }
 
-case ${1:?one or two} in
+case ${1:?one, two or three} in
 one)
     stages $HEAD head 268; stages $BASE base 268; stages $BASE base-2 268; stages $HEAD head-2 268
     parts $HEAD head; parts $BASE base; parts $BASE base-2; parts $HEAD head-2
@@ -49,5 +52,13 @@ two)
     round scratch/trees/prev18 prev wgpu 12 3
     alone alone-54-2 54
     bundle two
+    ;;
+three)
+    for n in 1 2; do
+        in_tree $HEAD step "orders-$n" 120 python3 "$ROOT/docs/bench-results/order_parts.py"
+        cp "$LOGS/orders-$n.log" "$OUT/order-parts-h200-268-head-$n-$TAG.txt"
+    done
+    stages $HEAD head-3 268
+    bundle three
     ;;
 esac
