@@ -150,6 +150,10 @@ def test_a_window_not_of_the_table_is_encoded_on_its_own() -> None:
     instruments = [state.instruments[s] for s in sorted(state.instruments)]
     assert state.returns_table is not None and state.returns_table.matrix(instruments) is None
     blob, book, windows = encode_model_state(state)
+    # the returns not saved yet (two updates' worth), each instrument's own
+    assert windows.symbols == ["QQQ", "SPY"] and windows.counts == [2, 2]
+    assert windows.fresh == np.concatenate(
+        [state.instruments[s].returns[-2:] for s in ("QQQ", "SPY")]).astype("<f8").tobytes()
     stored = {s: i.returns.tolist() for s, i in state.instruments.items()}
     back = decode_model_state(blob, book, stored)  # checks each window against its CRC
     assert np.array_equal(back.instruments["QQQ"].returns, state.instruments["QQQ"].returns)
