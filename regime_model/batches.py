@@ -124,16 +124,19 @@ def build_batch(
     spec: ModelSpec,
     extension: int = 0,
     rows: IntArray | None = None,
+    scales: FloatArray | None = None,
 ) -> tuple[UpdateBatch, FloatArray]:
     """`refresh`'s validated sampler input, and each instrument's return scale [n];
     `extension` k > 0: the k-th block an update runs on (its own random streams), of the
     instruments `rows` of `returns` (carries and keys are theirs). The batch's window is
-    the account's whole, so a device reads a block's returns from the ring it holds."""
+    the account's whole, so a device reads a block's returns from the ring it holds.
+    `scales`: robust_scale(returns), where the caller has it (an update's batches share
+    its returns: computed once, not once per batch, 1 ms each at 268 instruments)."""
     returns = np.asarray(returns, dtype=np.float64)
     picked = returns if rows is None else returns[rows]
     keys = _as_keys(instrument_keys)
     _validate(picked, carries, keys, spec)
-    every_scale = robust_scale(returns)
+    every_scale = robust_scale(returns) if scales is None else scales
     scale = every_scale if rows is None else every_scale[rows]
     y = np.repeat(picked / scale[:, None], spec.chains, axis=0)
     stream, schedule = _streams(seed, seq, keys, spec.chains, extension)

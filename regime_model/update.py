@@ -22,6 +22,7 @@ from regime_model.carry import InstrumentCarry, carry_from_arrays, carry_to_arra
 from regime_model.deferred_diagnostics import DeferredDiagnostics
 from regime_model.estimate import RegimeEstimate, estimate_of, gather_rows, merge_rows
 from regime_model.sampler import SampleResult
+from regime_model.scaling import robust_scale
 from regime_model.spec import ModelSpec
 from regime_model.types import (
     BoolArray,
@@ -64,6 +65,7 @@ class _First(NamedTuple):
     wide_run: SampleResult | None  # the wide instruments' run
     gradient_evals: int
     timings_ms: dict[str, float]
+    scales: FloatArray  # robust_scale of the update's returns, for the blocks after
 
 
 def _first_run(
@@ -83,8 +85,10 @@ def _first_run(
     wide = np.array([is_wide(c, spec) for c in carries], dtype=bool)
     groups = [(rows, s) for rows, s in ((np.flatnonzero(~wide), spec),
                                         (np.flatnonzero(wide), wide_spec(spec))) if len(rows)]
+    scales = robust_scale(returns)  # every batch of the update reads the same returns
     built = [build_batch(returns, [carries[int(i)] for i in rows], keys[rows], seq, seed, s, 0,
-                         None if len(rows) == N else rows) for rows, s in groups]  # fmt: skip
+                         None if len(rows) == N else rows, scales)
+             for rows, s in groups]  # fmt: skip
     results = run_together(backend, [batch for batch, _ in built])
     t0 = time.perf_counter()
     parts = []
@@ -104,7 +108,7 @@ def _first_run(
     timings["summary"] = 1e3 * (time.perf_counter() - t0)
     wide_run = results[-1] if wide.any() else None
     evals = sum(result.gradient_evals for result in results)
-    return _First(gather_rows(parts, N), new, source, wide, wide_run, evals, timings)
+    return _First(gather_rows(parts, N), new, source, wide, wide_run, evals, timings, scales)
 
 
 def refresh(
@@ -162,7 +166,8 @@ def _refresh(
         running = np.concatenate([r for r, *_ in parts])
         later.settle(np.setdiff1d(np.arange(len(returns)), running))
         built = [build_batch(returns, [extension_start(source[i], new[i], E) for i in r],
-                             keys[r], seq, seed, more, block, r) for r, *_ in parts]  # fmt: skip
+                             keys[r], seq, seed, more, block, r, first.scales)
+                 for r, *_ in parts]  # fmt: skip
         results = run_together(backend, [batch for batch, _ in built])  # one device run
         runs = []
         for (r, rows, run, c), (batch, scale), result in zip(parts, built, results, strict=True):
