@@ -16,6 +16,10 @@
 # `three` (head18 = 4c90d79): where the reconcile and orders stages' time goes at 268
 # instruments (order_parts.py: the daemon's parts against the simulated broker's), twice,
 # and `bench stages` at 268 once.
+# `four` (head18 = 4c90d79): how the run-on is made up (runon_blocks.py: per warm update,
+# each device run's lanes and wall time) at 54 and at 268 instruments, 12 warm updates.
+# `five` (head18): the same at 268 under cProfile (PROFILE=...): where the run-on's host
+# time goes.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np, scratch/trees/{base18,head18}.
 set -u
 ROOT=$(pwd)
@@ -30,7 +34,7 @@ parts() {  # parts TREE NAME: checkpoint_parts.py at 268 instruments
     cp "$LOGS/parts-$2.log" "$OUT/checkpoint-parts-h200-268-$2-$TAG.txt"
 }
 
-case ${1:?one, two or three} in
+case ${1:?one, two, three, four or five} in
 one)
     stages $HEAD head 268; stages $BASE base 268; stages $BASE base-2 268; stages $HEAD head-2 268
     parts $HEAD head; parts $BASE base; parts $BASE base-2; parts $HEAD head-2
@@ -60,5 +64,19 @@ three)
     done
     stages $HEAD head-3 268
     bundle three
+    ;;
+four)
+    for n in 54 268; do
+        in_tree $HEAD step "runon-$n" 150 python3 "$ROOT/docs/bench-results/runon_blocks.py" \
+            "$n" wgpu 12
+        grep '^{' "$LOGS/runon-$n.log" >"$OUT/runon-blocks-h200-$n-$TAG.jsonl"
+    done
+    bundle four
+    ;;
+five)
+    PROFILE="$OUT/runon-profile-h200-268-$TAG.txt" in_tree $HEAD step runon-profile 150 \
+        python3 "$ROOT/docs/bench-results/runon_blocks.py" 268 wgpu 12
+    grep '^{' "$LOGS/runon-profile.log" >"$OUT/runon-blocks-h200-268-profiled-$TAG.jsonl"
+    bundle five
     ;;
 esac
