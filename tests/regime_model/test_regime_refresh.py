@@ -102,6 +102,14 @@ def test_bad_inputs_are_rejected_before_any_work_with_what_to_fix() -> None:
     wrong = InstrumentCarry(np.zeros((3, 6)), np.ones(3), np.ones(6))
     with pytest.raises(ValueError, match=r"carries\[0\].*position"):
         refresh(returns, [wrong, None], keys, 1, 1, SMALL, BACKEND)
+    # beside a usable carry (the carries are checked all at once, then one by one to say
+    # which and why): another shape, a value not finite, a step size not positive
+    good = InstrumentCarry(np.zeros((4, 6)), np.ones(4), np.ones(6))
+    for other, why in ((good._replace(inv_mass=np.ones(7)), "inv_mass has shape"),
+                       (good._replace(position=np.full((4, 6), np.inf)), "position is not finite"),
+                       (good._replace(step_size=np.zeros(4)), "must be positive")):
+        with pytest.raises(ValueError, match=rf"carries\[1\].*{why}"):
+            refresh(returns, [good, other], keys, 1, 1, SMALL, BACKEND)
     with pytest.raises(ValueError, match="one carry and one key"):
         refresh(returns, [None], keys, 1, 1, SMALL, BACKEND)
     with pytest.raises(ValueError, match="n_states"):
