@@ -7,35 +7,15 @@ once per update, such as a COMMIT, counts every run). The figures in docs/benchm
 ("What the checkpoint still costs ...") come from this."""
 
 import sys
-import tempfile
-import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before numpy loads
 import numpy as np
 
-from service.bench import stages
+from part_timers import TIMES, run_rig, timed
 from service.state import checkpoint_codec, history, returns_rows, store, transaction
 from service.worker import trader
 
 UPDATES, WARM_FROM = 14, 2
-TIMES: dict[str, list[float]] = {}
-
-
-def timed(owner: Any, name: str, label: str) -> None:
-    """Replace owner.name with a version that records its time under `label`."""
-    original: Callable[..., Any] = getattr(owner, name)
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            TIMES.setdefault(label, []).append(1e3 * (time.perf_counter() - start))
-
-    setattr(owner, name, run)
 
 
 def main() -> None:
@@ -49,13 +29,7 @@ def main() -> None:
     timed(history, "record_update", "  instrument history")
     timed(returns_rows.ReturnsRows, "write", "  returns and windows")
     timed(transaction.Transaction, "__exit__", "  COMMIT (every transaction)")
-    with tempfile.TemporaryDirectory() as tmp:
-        config = stages.write_config(Path(tmp), instruments, 256)
-        rig = stages.Rig(config, Path(tmp) / "state", "numpy")
-        rig.trader.resume()
-        for n in range(UPDATES):
-            rig.update(n)
-        rig.close()
+    run_rig(instruments, UPDATES)
     warm = UPDATES - WARM_FROM
     for label, ms in TIMES.items():
         per_update = len(ms) // UPDATES
