@@ -1,0 +1,71 @@
+# ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
+"""The eighteenth session's timeit figures (docs/benchmarks.md), best of 5 repeats, in ms:
+`python docs/bench-results/host_micro.py`.
+
+- 268 DecisionRow from columns, as the strategy stage makes them, against a frozen
+  dataclass of the same fields (DecisionRow's form before it became a NamedTuple);
+- regime_model's robust_scale over 268 and 54 windows of 256 returns (an update used to
+  compute it once per batch, five times at 268);
+- the input check of a batch of 268 usable carries (batches._validate), against
+  carry_problem run on each carry (how _validate checked them before)."""
+
+import timeit
+from dataclasses import dataclass
+
+import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before numpy loads
+import numpy as np
+
+from regime_model.batches import _validate
+from regime_model.carry import InstrumentCarry, carry_problem
+from regime_model.params import n_params
+from regime_model.scaling import robust_scale
+from regime_model.spec import ModelSpec
+from service.state.records import DecisionRow
+
+N = 268
+
+
+@dataclass(frozen=True)
+class FrozenRow:  # DecisionRow's fields as a frozen dataclass
+    symbol: str
+    regime: int
+    p_turbulent: float
+    pred_mean: float
+    pred_vol: float
+    converged: bool
+    target_weight: float
+    target_qty: float
+    p_turbulent_sd: float = 0.0
+    close: float = 0.0
+    position_qty: float = 0.0
+
+
+def best_ms(run: object, number: int = 100) -> float:
+    return round(1e3 * min(timeit.repeat(run, number=number, repeat=5)) / number, 3)  # type: ignore[arg-type]
+
+
+def main() -> None:
+    rows = [(f"S{i:04d}", i % 2, 0.1, 0.2, 0.3, True, 0.4, 5.0, 0.01, 100.0, 3.0)
+            for i in range(N)]
+    columns = list(zip(*rows, strict=True))
+    print("268 DecisionRow (NamedTuple)      ", best_ms(lambda: list(map(DecisionRow, *columns))))
+    print("268 rows as a frozen dataclass    ", best_ms(lambda: list(map(FrozenRow, *columns))))
+    gen = np.random.default_rng(0)
+    returns = gen.normal(0.0, 0.01, (N, 256))
+    for n in (N, 54):
+        window = returns[:n]
+        print(f"robust_scale, {n} windows         ", best_ms(lambda w=window: robust_scale(w)))
+    spec = ModelSpec()
+    dim = n_params(spec.n_states)
+    carries = [InstrumentCarry(gen.normal(size=(spec.chains, dim)),
+                               gen.uniform(0.1, 1.0, spec.chains), gen.uniform(0.5, 2.0, dim))
+               for _ in range(N)]  # fmt: skip
+    keys = np.arange(N, dtype=np.uint32)
+    print("_validate, 268 usable carries     ",
+          best_ms(lambda: _validate(returns, carries, keys, spec), 20))
+    print("carry_problem on each of 268      ",
+          best_ms(lambda: [carry_problem(c, spec.chains, dim) for c in carries], 20))
+
+
+if __name__ == "__main__":
+    main()
