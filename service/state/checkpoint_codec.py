@@ -45,6 +45,7 @@ _REGIME = operator.attrgetter("regime")
 _RETIRING = operator.attrgetter("retiring")
 _DECISION = operator.attrgetter("decision")
 _CARRY = operator.attrgetter("carry")
+_UNDECIDED = Decision("", False, 0.0, 0.0)  # stands in for no decision in the book's columns
 _UNSAVED = operator.attrgetter("unsaved")
 _INVESTED = operator.attrgetter("invested")
 _WEIGHT = operator.attrgetter("target_weight")
@@ -125,29 +126,32 @@ def _fresh(instrument: InstrumentState) -> np.ndarray:
 
 
 def _book_columns(symbols: list[Symbol], instruments: list[InstrumentState]) -> dict[str, Any]:
-    """The instruments' book entry as columns (service.state.book_columns)."""
+    """The instruments' book entry as columns (service.state.book_columns), each read with
+    a map over the instruments; an absent value becomes its column's sentinel."""
     times = list(map(_LAST_BAR_TIME, instruments))
-    stamps = {t: t.isoformat() for t in set(times) if t is not None}
-    stamps[None] = None
-    closes = list(map(_LAST_CLOSE, instruments))
-    regimes = list(map(_REGIME, instruments))
+    stamps: dict[datetime | None, str | None] = {None: None}
+    stamps.update((t, t.isoformat()) for t in set(times) if t is not None)
     decisions = list(map(_DECISION, instruments))
-    decided = None not in decisions
+    decided = _absent_as(decisions, _UNDECIDED)  # weight and quantity 0 where undecided
+    invested = list(map(int, map(_INVESTED, decided)))
+    if None in decisions:
+        invested = [book_columns.NO_DECISION if d is None else i
+                    for d, i in zip(decisions, invested, strict=True)]  # fmt: skip
     return book_columns.encode(InstrumentColumns(
         symbols=symbols,
         last_bar_time=list(map(stamps.__getitem__, times)),
-        last_close=closes if None not in closes else
-        [math.nan if c is None else c for c in closes],
-        regime=regimes if None not in regimes else
-        [book_columns.NO_REGIME if r is None else r for r in regimes],
+        last_close=_absent_as(list(map(_LAST_CLOSE, instruments)), math.nan),
+        regime=_absent_as(list(map(_REGIME, instruments)), book_columns.NO_REGIME),
         retiring=list(map(_RETIRING, instruments)),
-        invested=list(map(int, map(_INVESTED, decisions))) if decided else
-        [book_columns.NO_DECISION if d is None else int(d.invested) for d in decisions],
-        target_weight=list(map(_WEIGHT, decisions)) if decided else
-        [0.0 if d is None else d.target_weight for d in decisions],
-        target_qty=list(map(_TARGET_QTY, decisions)) if decided else
-        [0.0 if d is None else d.target_qty for d in decisions],
+        invested=invested,
+        target_weight=list(map(_WEIGHT, decided)),
+        target_qty=list(map(_TARGET_QTY, decided)),
     ))
+
+
+def _absent_as(values: list[Any], sentinel: Any) -> list[Any]:
+    """`values` with each None as `sentinel` (the list itself where none is absent)."""
+    return values if None not in values else [sentinel if v is None else v for v in values]
 
 
 def _stacked_carries(
