@@ -55,7 +55,8 @@ def _validate(
 
 def _all_usable(carries: Sequence[InstrumentCarry | None], chains: int, dim: int) -> bool:
     """True when carry_problem finds nothing in any carry, tested over all of them at once
-    (a warm update's 268 carries one by one cost 2-7 ms); False when any might fail, and
+    (a warm update's 268 carries one by one: 4-5 ms on a 2-core VM, host_micro.py in
+    docs/bench-results); False when any might fail, and
     carry_problem then says which and why."""
     present = [c for c in carries if c is not None]
     if not present:
@@ -150,7 +151,8 @@ def build_batch(
     instruments `rows` of `returns` (carries and keys are theirs). The batch's window is
     the account's whole, so a device reads a block's returns from the ring it holds.
     `scales`: robust_scale(returns), where the caller has it (an update's batches share
-    its returns: computed once, not once per batch, 1 ms each at 268 instruments)."""
+    its returns: computed once, not once per batch; 3.6-4 ms each at 268 instruments on a
+    2-core VM, docs/bench-results/host_micro.py)."""
     returns = np.asarray(returns, dtype=np.float64)
     picked = returns if rows is None else returns[rows]
     keys = _as_keys(instrument_keys)
