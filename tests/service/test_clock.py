@@ -86,8 +86,10 @@ def test_paced_clock_blocks_until_the_next_bar_closes() -> None:
     start = datetime.now(UTC)
     clock = PacedClock(MINUTE, 0.02, market_anchor=T0, wall_anchor=start)
     got = clock.wait_for_bar_after(T0, threading.Event())
-    assert got == T0 + MINUTE
-    assert datetime.now(UTC) - start >= timedelta(seconds=0.02)
+    # the first bar after T0, or a newer one where the wake-up came late on a loaded host
+    # (the newest bar is what a caller behind gets): no timing slack is relied on
+    assert T0 + MINUTE <= got <= clock.latest_bar()
+    assert datetime.now(UTC) - start >= timedelta(seconds=0.02)  # it blocked until then
 
 
 def test_paced_clock_wait_is_interrupted_by_stop_from_another_thread() -> None:
