@@ -1,8 +1,9 @@
-"""The parameters' diagnostics of an update, off its critical path.
+"""The diagnostics the gate does not read, off an update's critical path.
 
-The gate reads only the decision quantities' diagnostics (estimate.estimate_of); the
-parameters' R-hat and ESS are a diagnostic, and the dearest part of an update's host work
-(rank normalisation of every parameter's pooled draws). They run once per instrument, on
+The gate reads only the decision quantities' bulk ESS (estimate.estimate_of); the
+parameters' R-hat and ESS, and the decision quantities' R-hat, are diagnostics, and the
+parameters' the dearest part of an update's host work (rank normalisation of every
+parameter's pooled draws). They run once per instrument, on
 the run that gives its final estimate, as soon as that estimate is final: on a pool of
 threads (numpy releases the GIL in its sorts and sums), while the update's next block
 runs on the device, split by instruments over the pool's threads. Each instrument's
@@ -18,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from regime_model.blocks import take_instruments
-from regime_model.estimate import RegimeEstimate, parameter_diagnostics
+from regime_model.estimate import RegimeEstimate, decision_rhat, parameter_diagnostics
 from regime_model.sampler import SampleResult
 from regime_model.spec import ModelSpec
 from regime_model.types import FloatArray, IntArray
@@ -30,6 +31,16 @@ MIN_SHARE = 8  # instruments: below this a thread's share is not worth its overh
 # 268 instruments or a wide group at once (their arrays stay in cache; docs/benchmarks.md,
 # fourteenth session).
 SHARE_VALUES = 1 << 16
+
+
+FIELDS = ("rhat", "ess_bulk", "ess_tail", "rhat_decision")  # what `diagnose` fills
+
+
+def _diagnostics(
+    result: SampleResult, decision_draws: FloatArray, spec: ModelSpec
+) -> tuple[FloatArray, ...]:
+    """FIELDS of a run's instruments, from the run and its decision draws [N, C, S, 2]."""
+    return (*parameter_diagnostics(result, spec), decision_rhat(decision_draws))
 
 
 def diagnostic_threads() -> int:
@@ -44,7 +55,7 @@ class DeferredDiagnostics:
     runs on is never diagnosed on the run it discards."""
 
     def __init__(self, n: int, threads: int | None = None) -> None:
-        self.runs: list[tuple[SampleResult, ModelSpec, int]] = []
+        self.runs: list[tuple[SampleResult, FloatArray, ModelSpec, int]] = []
         self.run_of = np.full(n, -1)
         self.index = np.zeros(n, dtype=np.intp)
         self.settled = np.zeros(n, dtype=bool)
@@ -58,11 +69,14 @@ class DeferredDiagnostics:
     def __exit__(self, *exc: object) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def note(self, rows: IntArray, result: SampleResult, spec: ModelSpec) -> None:
-        """The estimates of `rows` (ascending) now come from `result`, run with `spec`."""
+    def note(
+        self, rows: IntArray, result: SampleResult, decision_draws: FloatArray, spec: ModelSpec
+    ) -> None:
+        """The estimates of `rows` (ascending) now come from `result`, run with `spec`, and
+        its decision draws [rows, C, S, 2] (estimate.Estimated)."""
         self.run_of[rows] = len(self.runs)
         self.index[rows] = np.arange(len(rows))
-        self.runs.append((result, spec, len(rows)))
+        self.runs.append((result, decision_draws, spec, len(rows)))
 
     def settle(self, rows: IntArray) -> None:
         """`rows` (ascending) keep the estimates they have: diagnose them, in the background."""
@@ -70,19 +84,20 @@ class DeferredDiagnostics:
         self.settled[rows] = True
         for k in np.unique(self.run_of[rows]):
             mine = rows[self.run_of[rows] == k]
-            result, spec, n = self.runs[int(k)]
+            result, decision, spec, n = self.runs[int(k)]
             values = len(mine) * spec.chains * spec.draws * result.draws.shape[-1]
             threads = min(self.threads, len(mine) // MIN_SHARE)
             shares = max(1, threads, min(len(mine), -(-values // SHARE_VALUES)))
             for share in np.array_split(mine, shares):
-                part = (result if len(share) == n
-                        else take_instruments(result, self.index[share], n))  # fmt: skip
-                self.pending.append((share, self.pool.submit(parameter_diagnostics, part, spec)))
+                whole = len(share) == n
+                part = result if whole else take_instruments(result, self.index[share], n)
+                draws = decision if whole else decision[self.index[share]]
+                self.pending.append((share, self.pool.submit(_diagnostics, part, draws, spec)))
 
     def diagnose(self, estimate: RegimeEstimate) -> RegimeEstimate:
-        """`estimate` with every instrument's rhat, ess_bulk and ess_tail from its run."""
+        """`estimate` with every instrument's FIELDS from its run."""
         self.settle(np.arange(len(self.settled)))
-        fields = {f: getattr(estimate, f).copy() for f in ("rhat", "ess_bulk", "ess_tail")}
+        fields = {f: getattr(estimate, f).copy() for f in FIELDS}
         for mine, future in self.pending:
             for values, found in zip(fields.values(), future.result(), strict=True):
                 values[mine] = found

@@ -197,6 +197,25 @@ def _ess(chains: FloatArray) -> FloatArray:
     return np.where(np.isfinite(var_plus) & (var_plus > 0), ess, 0.0)
 
 
+def _ranked(draws: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Draws [N, C, S, D] as split chains [N, D, 2C, S//2], each parameter's pooled draws
+    sorted [N, D, 2C x S//2], and the chains' normal scores (z, the chains' shape)."""
+    chains = _split(np.moveaxis(draws, -1, 1))
+    shape = chains.shape
+    v, order = _sorted(chains.reshape(*shape[:-2], -1))
+    return chains, v, _normal_scores(v, order).reshape(shape)
+
+
+def _worst_rhat(chains: FloatArray, v: FloatArray, z: FloatArray) -> FloatArray:
+    """The larger of the bulk and the folded rank-normalised split R-hat, from _ranked."""
+    shape = chains.shape
+    folded = np.abs(chains - _sorted_median(v)[..., None, None]).reshape(v.shape)
+    zf = _normal_scores(*_sorted(folded)).reshape(shape)
+    rhat = _rhat(np.stack([z, zf]))
+    out: FloatArray = np.maximum(rhat[0], rhat[1])
+    return out
+
+
 def convergence(draws: FloatArray, tail: bool = True) -> Convergence:
     """Per-parameter rank-normalised split R-hat, bulk and tail ESS for draws [N, C, S, D];
     `tail` False leaves the tail ESS NaN and skips its two ESS.
@@ -205,21 +224,27 @@ def convergence(draws: FloatArray, tail: bool = True) -> Convergence:
     95 % quantiles the tail ESS needs; the three ESS and the two R-hat run as one batch
     each. The update runs this on every instrument at every bar, so it is kept to a few
     whole-array passes. Each ESS is its own slice's alone: the bulk ESS is the same bits
-    with or without the tail's.
+    with or without the tail's, and the same as `bulk_ess`'s; the R-hat the same as
+    `rank_rhat`'s.
     """
-    chains = _split(np.moveaxis(draws, -1, 1))  # [N, D, 2C, S//2]
-    shape = chains.shape
-    flat = chains.reshape(*shape[:-2], -1)
-    v, order = _sorted(flat)
-    z = _normal_scores(v, order).reshape(shape)
-    folded = np.abs(chains - _sorted_median(v)[..., None, None]).reshape(flat.shape)
-    zf = _normal_scores(*_sorted(folded)).reshape(shape)
-    rhat = _rhat(np.stack([z, zf]))
+    chains, v, z = _ranked(draws)
+    rhat = _worst_rhat(chains, v, z)
     if not tail:
-        return Convergence(np.maximum(rhat[0], rhat[1]), _ess(z), np.full(shape[:2], np.nan))
+        return Convergence(rhat, _ess(z), np.full(chains.shape[:2], np.nan))
     indicators = [(chains <= _sorted_quantile(v, q)[..., None, None]) for q in (0.05, 0.95)]
     ess = _ess(np.stack([z, *(i.astype(np.float64) for i in indicators)]))
-    return Convergence(np.maximum(rhat[0], rhat[1]), ess[0], np.minimum(ess[1], ess[2]))
+    return Convergence(rhat, ess[0], np.minimum(ess[1], ess[2]))
+
+
+def bulk_ess(draws: FloatArray) -> FloatArray:
+    """[N, D] convergence(draws).ess_bulk alone: one sort per parameter and no R-hat, for
+    the gate, which reads the bulk ESS on the update's critical path (estimate.py)."""
+    return _ess(_ranked(draws)[2])
+
+
+def rank_rhat(draws: FloatArray) -> FloatArray:
+    """[N, D] convergence(draws).rhat alone."""
+    return _worst_rhat(*_ranked(draws))
 
 
 def ebfmi(energy: FloatArray) -> FloatArray:

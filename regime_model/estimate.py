@@ -13,7 +13,7 @@ import numpy as np
 from regime_model.adaptation import regularised_variance
 from regime_model.backend import Backend
 from regime_model.carry import InstrumentCarry
-from regime_model.diagnostics import convergence, ebfmi
+from regime_model.diagnostics import bulk_ess, convergence, ebfmi, rank_rhat
 from regime_model.readings import shift_acceptance
 from regime_model.sampler import SampleResult
 from regime_model.spec import ModelSpec
@@ -120,6 +120,20 @@ def parameter_diagnostics(
     return diag.rhat.max(axis=1), diag.ess_bulk.min(axis=1), diag.ess_tail.min(axis=1)
 
 
+def decision_rhat(decision_draws: FloatArray) -> FloatArray:
+    """[N] the worst rank-normalised split R-hat of the decision quantities [N, C, S, 2]."""
+    out: FloatArray = rank_rhat(decision_draws).max(axis=1)
+    return out
+
+
+class Estimated(NamedTuple):
+    """What estimate_of makes of a run."""
+
+    estimate: RegimeEstimate
+    carries: list[InstrumentCarry]  # where each instrument's next update starts
+    decision_draws: FloatArray  # [N, C, S, 2]: what decision_rhat reads
+
+
 def estimate_of(
     result: SampleResult,
     y: FloatArray,
@@ -127,17 +141,19 @@ def estimate_of(
     spec: ModelSpec,
     backend: Backend,
     diagnose: bool = True,
-) -> tuple[RegimeEstimate, list[InstrumentCarry]]:
+) -> Estimated:
     """The estimate of every instrument of the run, and the carries its next update starts
-    from; `diagnose` False leaves the parameters' diagnostics (rhat, ess_bulk, ess_tail)
-    NaN, for the caller to fill with parameter_diagnostics once it knows which run's
-    estimate it keeps."""
+    from; `diagnose` False leaves the diagnostics the gate does not read (rhat, ess_bulk,
+    ess_tail: parameter_diagnostics; rhat_decision: decision_rhat) NaN, for the caller to
+    fill once it knows which run's estimate it keeps."""
     C, N = spec.chains, len(scale)
     draws = result.draws.reshape(N, C, spec.draws, -1)
     summary = _summarise(result, y, scale, spec, backend)
-    # The gate reads the decision quantities' bulk ESS and R-hat, never their tail ESS: two
-    # of its three ESS, a third of the summary's time at 268 instruments, skipped.
-    decision = convergence(summary.decision_draws, tail=False)
+    # The gate reads the decision quantities' bulk ESS alone: their tail ESS is never read,
+    # and their R-hat is a diagnostic (below), so one sort of each quantity's draws does.
+    # Their R-hat took a third to a half of the gate's time at 268 instruments
+    # (docs/bench-results/host_micro.py, nineteenth session).
+    ess = bulk_ess(summary.decision_draws)
     # The gate is on what the strategy trades on, and on how well this update knows it:
     # the Monte Carlo error of each decision quantity, whose bulk ESS counts chains that
     # disagree (between-chain variance) as well as chains that move slowly. R-hat stays a
@@ -147,7 +163,7 @@ def estimate_of(
     spread = summary.decision_draws.reshape(N, -1, 2).std(axis=1)
     # Draws that all agree have no Monte Carlo error (their ESS is 0 / 0); an ESS that is
     # not a number otherwise counts as one draw's worth (fmax ignores the NaN).
-    mcse = np.where(spread > 0, spread / np.sqrt(np.fmax(decision.ess_bulk, 1.0)), 0.0)
+    mcse = np.where(spread > 0, spread / np.sqrt(np.fmax(ess, 1.0)), 0.0)
     divergences = result.divergences.reshape(N, C).sum(axis=1)
     undiagnosed = np.full(N, np.nan)
     rhat, ess_bulk, ess_tail = (parameter_diagnostics(result, spec) if diagnose
@@ -157,7 +173,7 @@ def estimate_of(
         converged=(mcse[:, 0] <= spec.mcse_max) & (mcse[:, 1] <= spec.vol_mcse_max)
         & (divergences <= spec.divergence_rate_max * C * spec.draws),
         rhat=rhat,
-        rhat_decision=decision.rhat.max(axis=1),
+        rhat_decision=decision_rhat(summary.decision_draws) if diagnose else undiagnosed.copy(),
         ess_bulk=ess_bulk,
         divergences=divergences,
         step_size=result.step_size.reshape(N, C).mean(axis=1),
@@ -170,7 +186,7 @@ def estimate_of(
         vol_mcse=mcse[:, 1],
         shift_acceptance=_shift_acceptance(result, draws, y[::C], spec, backend),
     )
-    return estimate, carries_of(result, spec)
+    return Estimated(estimate, carries_of(result, spec), summary.decision_draws)
 
 
 def merge_rows(base: RegimeEstimate, part: RegimeEstimate, rows: IntArray) -> RegimeEstimate:

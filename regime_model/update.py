@@ -95,8 +95,9 @@ def _first_run(
     new: list[Any] = [None] * N  # every row is set below
     source: list[FloatArray] = [np.empty(0)] * N
     for (rows, s), (batch, scale), result in zip(groups, built, results, strict=True):
-        estimate, carried = estimate_of(result, batch.y, scale, s, backend, diagnose=False)
-        later.note(rows, result, s)
+        estimate, carried, decision = estimate_of(result, batch.y, scale, s, backend,
+                                                  diagnose=False)  # fmt: skip
+        later.note(rows, result, decision, s)
         parts.append((estimate, rows))
         draws = result.draws.reshape(len(rows), s.chains, s.draws, -1)
         for j, i in enumerate(rows):
@@ -178,8 +179,9 @@ def _refresh(
             runs.append((r, joined, chains))
             y = np.repeat(batch.y[::E], chains, axis=0)
             group = replace(more, chains=chains, extension_chains=chains)
-            ext_estimate, ext_new = estimate_of(joined, y, scale, group, backend, diagnose=False)
-            later.note(r, joined, group)
+            ext_estimate, ext_new, decision = estimate_of(joined, y, scale, group, backend,
+                                                          diagnose=False)  # fmt: skip
+            later.note(r, joined, decision, group)
             estimate = merge_rows(estimate, ext_estimate, r)
             draws = result.draws.reshape(len(r), E, more.draws, -1)
             for j, (i, carry) in enumerate(zip(r, ext_new, strict=True)):

@@ -35,7 +35,7 @@ def _run(n: int, chains: int, draws: int = 40, params: int = 8) -> SampleResult:
 def _diagnose(n: int, run: SampleResult, spec: ModelSpec) -> RegimeEstimate:
     undiagnosed = RegimeEstimate(*(np.full(n, np.nan) for _ in RegimeEstimate._fields))
     with dd.DeferredDiagnostics(n, threads=1) as later:
-        later.note(np.arange(n), run, spec)
+        later.note(np.arange(n), run, np.zeros((n, spec.chains, spec.draws, 2)), spec)
         return later.diagnose(undiagnosed)
 
 

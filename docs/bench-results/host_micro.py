@@ -1,13 +1,17 @@
 # ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
-"""The eighteenth session's timeit figures (docs/benchmarks.md), best of 5 repeats, in ms:
-`python docs/bench-results/host_micro.py`.
+"""The eighteenth and nineteenth sessions' timeit figures (docs/benchmarks.md), best of 5
+repeats, in ms: `python docs/bench-results/host_micro.py`.
 
 - 268 DecisionRow from columns, as the strategy stage makes them, against a frozen
   dataclass of the same fields (DecisionRow's form before it became a NamedTuple);
 - regime_model's robust_scale over 268 and 54 windows of 256 returns (an update used to
   compute it once per batch, five times at 268);
 - the input check of a batch of 268 usable carries (batches._validate), against
-  carry_problem run on each carry (how _validate checked them before)."""
+  carry_problem run on each carry (how _validate checked them before);
+- the gate's diagnostics of 268 instruments' decision draws (4 chains x 40 draws of 2
+  quantities, a fifth repeated as HMC's rejections repeat them): the bulk ESS alone
+  (diagnostics.bulk_ess, what the gate reads), against convergence(..., tail=False), which
+  the gate ran before and which adds both R-hat."""
 
 import timeit
 from dataclasses import dataclass
@@ -17,6 +21,7 @@ import numpy as np
 
 from regime_model.batches import _validate
 from regime_model.carry import InstrumentCarry, carry_problem
+from regime_model.diagnostics import bulk_ess, convergence
 from regime_model.params import n_params
 from regime_model.scaling import robust_scale
 from regime_model.spec import ModelSpec
@@ -65,6 +70,11 @@ def main() -> None:
           best_ms(lambda: _validate(returns, carries, keys, spec), 20))
     print("carry_problem on each of 268      ",
           best_ms(lambda: [carry_problem(c, spec.chains, dim) for c in carries], 20))
+    decision = gen.uniform(size=(N, spec.chains, spec.draws, 2))
+    decision[:, :, 1::5] = decision[:, :, 0::5]
+    print("the gate's bulk ESS, 268           ", best_ms(lambda: bulk_ess(decision), 20))
+    print("convergence(tail=False), 268       ",
+          best_ms(lambda: convergence(decision, tail=False), 20))
 
 
 if __name__ == "__main__":

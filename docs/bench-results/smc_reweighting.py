@@ -45,7 +45,7 @@ def update(spec: ModelSpec, returns: np.ndarray, carry: InstrumentCarry | None, 
     mean P(turbulent))."""
     batch, scale = build_batch(returns[None], [carry], KEY, seq, SEED, spec)
     result = BACKEND.run_update(batch)
-    estimate, carries = estimate_of(result, batch.y, scale, spec, BACKEND)
+    estimate, carries, _ = estimate_of(result, batch.y, scale, spec, BACKEND)
     summary = _summarise(result, batch.y, scale, spec, BACKEND)
     per_chain = summary.decision_draws[0, :, :, 0].mean(axis=1)
     return float(estimate.regime_probs[0, -1]), carries[0], per_chain

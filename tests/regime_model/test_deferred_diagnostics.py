@@ -1,13 +1,13 @@
-"""The parameters' diagnostics of an update run once per instrument, on the run that gives
-its final estimate, on a pool of threads that splits them by instruments: the same bits as
-one call over the whole run."""
+"""The diagnostics the gate does not read (the parameters', and the decision quantities'
+R-hat) run once per instrument, on the run that gives its final estimate, on a pool of
+threads that splits them by instruments: the same bits as one call over the whole run."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from regime_model.deferred_diagnostics import MIN_SHARE, DeferredDiagnostics
-from regime_model.estimate import RegimeEstimate, parameter_diagnostics
+from regime_model.estimate import RegimeEstimate, decision_rhat, parameter_diagnostics
 from regime_model.sampler import SampleResult
 from regime_model.spec import ModelSpec
 
@@ -25,6 +25,14 @@ def _run(instruments: int, seed: int) -> SampleResult:
                         np.zeros((L, S)), ones, ones)  # fmt: skip
 
 
+def _decision(instruments: int, seed: int) -> np.ndarray:
+    """A run's decision draws [N, C, S, 2], with repeats."""
+    gen = np.random.default_rng(seed + 100)
+    draws = gen.uniform(size=(instruments, SPEC.chains, SPEC.draws, 2))
+    draws[:, :, 1::4] = draws[:, :, 0::4]
+    return draws
+
+
 def _undiagnosed(n: int) -> RegimeEstimate:
     """An estimate whose every field is still NaN."""
     return RegimeEstimate(*(np.full(n, np.nan) for _ in RegimeEstimate._fields))
@@ -32,27 +40,32 @@ def _undiagnosed(n: int) -> RegimeEstimate:
 
 def test_split_over_threads_the_diagnostics_are_those_of_one_call() -> None:
     n = 3 * MIN_SHARE + 1
-    run = _run(n, 1)
+    run, decision = _run(n, 1), _decision(n, 1)
     with DeferredDiagnostics(n, threads=3) as later:
-        later.note(np.arange(n), run, SPEC)
+        later.note(np.arange(n), run, decision, SPEC)
         out = later.diagnose(_undiagnosed(n))
         assert len(later.pending) >= 3  # at least one share per thread
-    for name, whole in zip(("rhat", "ess_bulk", "ess_tail"), parameter_diagnostics(run, SPEC),
+    wholes = (*parameter_diagnostics(run, SPEC), decision_rhat(decision))
+    for name, whole in zip(("rhat", "ess_bulk", "ess_tail", "rhat_decision"), wholes,
                            strict=True):  # fmt: skip
+        assert np.isfinite(whole).all()
         np.testing.assert_array_equal(getattr(out, name), whole, err_msg=name)
 
 
 def test_an_instrument_is_diagnosed_on_the_run_noted_last_and_only_once_settled() -> None:
     n = 10
     first, block = _run(n, 2), _run(4, 3)
+    first_decision, block_decision = _decision(n, 2), _decision(4, 3)
     rows = np.array([1, 4, 5, 8])
     with DeferredDiagnostics(n, threads=2) as later:
-        later.note(np.arange(n), first, SPEC)
+        later.note(np.arange(n), first, first_decision, SPEC)
         later.settle(np.setdiff1d(np.arange(n), rows))  # these keep the first run's estimate
-        later.note(rows, block, SPEC)  # these ran on
+        later.note(rows, block, block_decision, SPEC)  # these ran on
         out = later.diagnose(_undiagnosed(n))
     kept = np.setdiff1d(np.arange(n), rows)
     on_first, on_block = parameter_diagnostics(first, SPEC), parameter_diagnostics(block, SPEC)
     np.testing.assert_array_equal(out.ess_bulk[kept], on_first[1][kept])
     np.testing.assert_array_equal(out.ess_bulk[rows], on_block[1])
     np.testing.assert_array_equal(out.rhat[rows], on_block[0])
+    np.testing.assert_array_equal(out.rhat_decision[kept], decision_rhat(first_decision)[kept])
+    np.testing.assert_array_equal(out.rhat_decision[rows], decision_rhat(block_decision))

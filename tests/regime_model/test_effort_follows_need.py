@@ -130,6 +130,7 @@ def test_each_instrument_s_parameters_are_diagnosed_once_from_the_run_that_gives
     assert 0 < info.extended < N
     assert sorted(diagnosed) == sorted([(N - info.extended, spec.chains), (info.extended, 8)])
     assert np.isfinite(estimate.rhat).all() and np.isfinite(estimate.ess_bulk).all()
+    assert not np.isnan(estimate.rhat_decision).any()  # filled from each final run too
     block, ran_on = backend.results[1], backend.batches[1].window.rows  # type: ignore[union-attr]
     found = parameter_diagnostics(block, replace(spec, chains=8))
     for name, values in zip(("rhat", "ess_bulk", "ess_tail"), found, strict=True):

@@ -6,7 +6,14 @@ from statistics import NormalDist
 
 import numpy as np
 
-from regime_model.diagnostics import average_ranks, convergence, ebfmi, normal_quantile
+from regime_model.diagnostics import (
+    average_ranks,
+    bulk_ess,
+    convergence,
+    ebfmi,
+    normal_quantile,
+    rank_rhat,
+)
 
 
 def test_normal_quantile_matches_the_standard_library() -> None:
@@ -97,3 +104,19 @@ def test_without_the_tail_the_rhat_and_bulk_ess_are_the_same_bits() -> None:
     assert np.array_equal(full.rhat, bulk.rhat)
     assert np.array_equal(full.ess_bulk, bulk.ess_bulk)
     assert bulk.ess_tail.shape == full.ess_tail.shape and np.isnan(bulk.ess_tail).all()
+
+
+def test_the_bulk_ess_and_the_rhat_alone_are_the_same_bits_as_together() -> None:
+    """The gate reads the bulk ESS alone on the update's critical path and the R-hat comes
+    later (deferred_diagnostics): each alone is what convergence() gives, on ties, a slowly
+    mixing instrument and a constant one."""
+    gen = np.random.default_rng(12)
+    draws = gen.uniform(size=(7, 4, 40, 2))
+    draws[:, :, 1::4] = draws[:, :, 0:-1:4]
+    draws[2] = np.cumsum(draws[2], axis=1)
+    draws[5] = 1.0  # pinned: R-hat infinite, ESS 0
+    full, bulk = convergence(draws), convergence(draws, tail=False)
+    assert np.array_equal(bulk_ess(draws), full.ess_bulk)
+    assert np.array_equal(bulk_ess(draws), bulk.ess_bulk)
+    assert np.array_equal(rank_rhat(draws), full.rhat)
+    assert np.isinf(rank_rhat(draws)[5]).all() and (bulk_ess(draws)[5] == 0).all()
