@@ -37,9 +37,15 @@ FIELDS = ("rhat", "ess_bulk", "ess_tail", "rhat_decision")  # what `diagnose` fi
 
 
 def _diagnostics(
-    result: SampleResult, decision_draws: FloatArray, spec: ModelSpec
+    result: SampleResult, decision_draws: FloatArray, spec: ModelSpec, picked: IntArray | None
 ) -> tuple[FloatArray, ...]:
-    """FIELDS of a run's instruments, from the run and its decision draws [N, C, S, 2]."""
+    """FIELDS of the instruments `picked` (None: all) of a run, from the run and its decision
+    draws [N, C, S, 2]. The share is picked here, on the pool's thread: its copy of the
+    run's lanes took 2 ms of the update's own thread per run-on block at 268 instruments
+    (docs/benchmarks.md, nineteenth session)."""
+    if picked is not None:
+        result = take_instruments(result, picked, len(decision_draws))
+        decision_draws = decision_draws[picked]
     return (*parameter_diagnostics(result, spec), decision_rhat(decision_draws))
 
 
@@ -89,10 +95,9 @@ class DeferredDiagnostics:
             threads = min(self.threads, len(mine) // MIN_SHARE)
             shares = max(1, threads, min(len(mine), -(-values // SHARE_VALUES)))
             for share in np.array_split(mine, shares):
-                whole = len(share) == n
-                part = result if whole else take_instruments(result, self.index[share], n)
-                draws = decision if whole else decision[self.index[share]]
-                self.pending.append((share, self.pool.submit(_diagnostics, part, draws, spec)))
+                picked = None if len(share) == n else self.index[share]
+                future = self.pool.submit(_diagnostics, result, decision, spec, picked)
+                self.pending.append((share, future))
 
     def diagnose(self, estimate: RegimeEstimate) -> RegimeEstimate:
         """`estimate` with every instrument's FIELDS from its run."""
