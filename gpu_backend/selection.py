@@ -1,12 +1,19 @@
 """`backend = "auto"`: time both backends on the account's batch shape, keep the faster.
 
 Below some number of lanes the dispatch tax makes the CPU win (WGPU.md); the crossover
-depends on the adapter, so it is measured at start-up rather than guessed. The choice and
-the figures are logged as `backend.selected`.
+depends on the adapter, so it is measured at start-up rather than guessed. What is timed
+is a short warm update of the shape (`time_warm_update`), the work that repeats at every
+bar: on a device it runs in one submission, so the tax is paid once per update, not once
+per gradient. (Timing one gradient call, as `auto` did before, charged the device one
+submission per gradient: on lavapipe it put wgpu at 0.7-3.1x numpy's speed from 4 to 64
+lanes and picked numpy at 4, where the warm update runs about 5x faster on wgpu, as at
+every count up to 64: docs/bench-results/auto_probe.py, nineteenth session.) The choice
+and the figures are logged as `backend.selected`.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
@@ -15,8 +22,11 @@ import numpy as np
 import structlog
 
 from gpu_backend.fallback import FallbackBackend
-from regime_model.backend import Backend
+from regime_model.backend import Backend, UpdateBatch
+from regime_model.batches import build_batch, prior_centre
+from regime_model.carry import InstrumentCarry
 from regime_model.params import check_states, n_params
+from regime_model.spec import ModelSpec
 from regime_model.types import Priors
 
 if TYPE_CHECKING:  # typing only: the caller imports wgpu when it asks for the GPU
@@ -57,6 +67,46 @@ def time_value_and_grad(backend: Backend, shape: BatchShape, repeats: int = 3) -
     return float(np.median(times))
 
 
+# The probe's warm update: a few iterations of step-size re-adaptation and draws, enough to
+# weigh a device's per-update cost (one submission, one read-back) against its per-iteration
+# cost at the shape's lanes, and short enough that numpy's run of the trial shape (1,072
+# lanes) stays within a few seconds of a worker's start.
+PROBE_WARMUP = 2
+PROBE_DRAWS = 6
+
+
+def probe_batch(shape: BatchShape) -> UpdateBatch:
+    """A warm batch of the shape's lanes (instruments of up to 4 chains, started near the
+    priors' centre) and returns like `probe_inputs`', PROBE_WARMUP + PROBE_DRAWS long."""
+    chains = math.gcd(shape.lanes, 4)
+    spec = ModelSpec(n_states=shape.states, window=shape.window, chains=chains,
+                     warmup_warm=PROBE_WARMUP, draws=PROBE_DRAWS)  # fmt: skip
+    theta, y = probe_inputs(shape)
+    centre = prior_centre(shape.states, spec.priors)
+    starts = centre + 0.05 * theta  # chains apart, as a warm instrument's are
+    n = shape.lanes // chains
+    carries = [InstrumentCarry(starts[i * chains : (i + 1) * chains], np.full(chains, 0.2),
+                               np.ones(len(centre))) for i in range(n)]  # fmt: skip
+    batch, _ = build_batch(0.01 * y[::chains], carries, np.arange(n), 1, 0, spec)
+    return batch
+
+
+def time_warm_update(backend: Backend, shape: BatchShape, repeats: int = 2) -> float:
+    """Fastest seconds of the probe's warm update (`probe_batch`): on a device, of
+    `repeats` runs after an untimed one (pipelines, buffers); on the CPU, of one run, which
+    has nothing to set up and is the dearer (3.4 s at the trial shape's 1,072 lanes)."""
+    batch = probe_batch(shape)
+    on_cpu = backend.adapter == "cpu"
+    if not on_cpu:
+        backend.run_update(batch)
+    times = []
+    for _ in range(1 if on_cpu else repeats):
+        t0 = time.perf_counter()
+        backend.run_update(batch)
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
 Timer = Callable[[Backend, BatchShape], float]
 
 
@@ -64,7 +114,7 @@ def select_auto(
     shape: BatchShape,
     gpu_factory: Callable[[], WgpuBackend],
     cpu: Backend,
-    timer: Timer = time_value_and_grad,
+    timer: Timer = time_warm_update,
 ) -> Backend:
     """The faster of the GPU (behind its numpy fallback) and the CPU for `shape`."""
     shape.check()
@@ -85,6 +135,7 @@ def select_auto(
         states=shape.states,
         cpu_ms=round(cpu_s * 1e3, 3),
         gpu_ms=round(gpu_s * 1e3, 3),
+        timed=getattr(timer, "__name__", "timer"),
         gpu_adapter=gpu.adapter,
     )
     return choice

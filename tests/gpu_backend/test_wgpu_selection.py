@@ -7,7 +7,16 @@ from structlog.testing import capture_logs
 from wgpu_fixtures import fixture_gpu_device, fixture_wgpu_backend  # noqa: F401 - fixtures
 
 from gpu_backend import BatchShape, select_backend
-from gpu_backend.selection import select_auto, time_value_and_grad
+from gpu_backend.backend_traffic import take_traffic
+from gpu_backend.numpy_backend import NumpyBackend
+from gpu_backend.selection import (
+    PROBE_DRAWS,
+    probe_batch,
+    select_auto,
+    time_value_and_grad,
+    time_warm_update,
+)
+from gpu_backend.wgpu_backend import WgpuBackend
 from regime_model.backend import Backend
 from service.settings import ModelSettings
 
@@ -47,6 +56,24 @@ def test_auto_on_real_backends_keeps_the_one_it_measured_faster() -> None:
     faster = "wgpu" if event["gpu_ms"] < event["cpu_ms"] else "numpy"
     assert event["choice"] == faster == backend.name
     assert time_value_and_grad(backend, BatchShape(4, 16, 2), repeats=1) > 0.0
+
+
+@pytest.mark.parametrize("lanes", [32, 6])
+def test_the_probe_is_a_warm_update_of_the_shape_that_a_device_runs_in_one_submission(
+    wgpu_backend: WgpuBackend, lanes: int
+) -> None:
+    """What `auto` times is the work that repeats at every bar: a warm batch of the shape's
+    lanes (no metric to adapt), which the device runs in one submission, as it runs the
+    daemon's warm updates, and whose draws both backends make."""
+    shape = BatchShape(lanes, 64, 2)
+    batch = probe_batch(shape)
+    assert batch.y.shape == (lanes, 64) and not batch.start.adapt_mass.any()
+    assert wgpu_backend.runs_on_device(batch)
+    take_traffic(wgpu_backend)  # what earlier tests sent on this shared device
+    result = wgpu_backend.run_update(batch)
+    assert take_traffic(wgpu_backend).submissions == 1
+    assert result.draws.shape[:2] == (lanes, PROBE_DRAWS)
+    assert time_warm_update(NumpyBackend(), shape, repeats=1) > 0.0
 
 
 def test_auto_without_a_shape_keeps_the_reference() -> None:
