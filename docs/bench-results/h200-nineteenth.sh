@@ -6,9 +6,9 @@
 # ran out before they could be measured: runon_blocks.py at 268 instruments (12 warm
 # updates) at head19 (ae504ad) and head18 (4c90d79, before them), alternated twice; at 54
 # once at head19; `bench model --shape trial` at both; the trial round at head19.
-# `two`: the session's model commits (the gate's bulk ESS alone with the decision R-hat
-# deferred, the deferred diagnostics' shares picked on the pool's threads) against
-# head19: runon_blocks.py at 268 alternated twice and at 54 once each; `bench model
+# `two` (new19 = 2ad6dcf): the session's model commits (the gate's bulk ESS alone with
+# the decision R-hat deferred, the deferred diagnostics' shares picked on the pool's
+# threads) against head19: runon_blocks.py at 268 alternated twice and at 54 once each; `bench model
 # --shape trial` alternated twice; the trial round at new19; verify-gpu --quick and the
 # golden digest at new19; runon_blocks.py at 268 under cProfile at new19 (where the host
 # time goes now).
