@@ -11,7 +11,8 @@
 # threads) against head19: runon_blocks.py at 268 alternated twice and at 54 once each; `bench model
 # --shape trial` alternated twice; the trial round at new19; verify-gpu --quick and the
 # golden digest at new19; runon_blocks.py at 268 under cProfile at new19 (where the host
-# time goes now).
+# time goes now). (Call two ran with head19's results named as call one's; they were
+# renamed head19-two on arrival, the names this script now gives them.)
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and the trees named below.
 set -u
 ROOT=$(pwd)
@@ -38,9 +39,9 @@ one)
 two)
     H19=scratch/trees/head19
     N19=scratch/trees/new19
-    runon $N19 new19 268; runon $H19 head19 268; runon $H19 head19-2 268
-    runon $N19 new19-2 268; runon $N19 new19 54; runon $H19 head19 54
-    model $N19 new19; model $H19 head19; model $H19 head19-2; model $N19 new19-2
+    runon $N19 new19 268; runon $H19 head19-two 268; runon $H19 head19-two-2 268
+    runon $N19 new19-2 268; runon $N19 new19 54; runon $H19 head19-two 54
+    model $N19 new19; model $H19 head19-two; model $H19 head19-two-2; model $N19 new19-2
     round $N19 new19 wgpu 12 3
     verify_digest $N19
     PROFILE="$OUT/runon-profile-h200-268-new19-$TAG.txt" runon $N19 new19-profiled 268
