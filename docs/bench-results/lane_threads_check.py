@@ -1,7 +1,7 @@
 # ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
 """Where the one-dispatch lane sampler goes wrong below 8 threads per lane:
-`python docs/bench-results/lane_threads_check.py [THREADS]` (default 4) runs one warm batch
-of 8 instruments (T = 256, K = 2, 4 chains, started from a numpy cold update) on the lane
+`python docs/bench-results/lane_threads_check.py [THREADS [T]]` (default 4 and 256) runs one
+warm batch of 8 instruments (K = 2, 4 chains, started from a numpy cold update) on the lane
 sampler at 32 threads per lane and at THREADS, for several warm-up and draw counts, and
 prints the largest draw difference between the two and how many draws' predictive
 variances differ by more than 1 % (and the first of them, lane-major), and the smallest
@@ -24,13 +24,14 @@ from regime_model.update import ModelSpec, refresh
 
 def main() -> None:
     threads = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    T = int(sys.argv[2]) if len(sys.argv) > 2 else 256
     n = 8
-    series = 0.01 * regime_returns(n, 258, np.random.default_rng(0))
-    keys, spec = np.arange(n, dtype=np.uint32), ModelSpec(extend_max=0)
-    _, carries, _ = refresh(series[:, :256], [None] * n, keys, 1, 7, spec, NumpyBackend())
+    series = 0.01 * regime_returns(n, T + 2, np.random.default_rng(0))
+    keys, spec = np.arange(n, dtype=np.uint32), ModelSpec(extend_max=0, window=T)
+    _, carries, _ = refresh(series[:, :T], [None] * n, keys, 1, 7, spec, NumpyBackend())
     backends = {lt: WgpuBackend(lane_threads=lt) for lt in (32, threads)}
     for draws, warmup in ((6, 2), (40, 2), (6, 15), (40, 15)):
-        batch, _ = build_batch(series[:, 1:257], carries, keys, 2, 7,
+        batch, _ = build_batch(series[:, 1 : T + 1], carries, keys, 2, 7,
                                replace(spec, draws=draws, warmup_warm=warmup))  # fmt: skip
         wide, narrow = (backends[lt].run_update(batch) for lt in (32, threads))
         variances = [r.predictive.var for r in (wide, narrow) if r.predictive is not None]
