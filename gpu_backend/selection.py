@@ -85,8 +85,8 @@ def probe_batch(shape: BatchShape) -> UpdateBatch:
     centre = prior_centre(shape.states, spec.priors)
     starts = centre + 0.05 * theta  # chains apart, as a warm instrument's are
     n = shape.lanes // chains
-    carries = [InstrumentCarry(starts[i * chains : (i + 1) * chains], np.full(chains, 0.2),
-                               np.ones(len(centre))) for i in range(n)]  # fmt: skip
+    carries = [InstrumentCarry(x, np.full(chains, 0.2), np.ones(len(centre)))
+               for x in starts.reshape(n, chains, -1)]  # fmt: skip
     batch, _ = build_batch(0.01 * y[::chains], carries, np.arange(n), 1, 0, spec)
     return batch
 

@@ -40,9 +40,9 @@ def _diagnostics(
     result: SampleResult, decision_draws: FloatArray, spec: ModelSpec, picked: IntArray | None
 ) -> tuple[FloatArray, ...]:
     """FIELDS of the instruments `picked` (None: all) of a run, from the run and its decision
-    draws [N, C, S, 2]. The share is picked here, on the pool's thread: its copy of the
-    run's lanes took 2 ms of the update's own thread per run-on block at 268 instruments
-    (docs/benchmarks.md, nineteenth session)."""
+    draws [N, C, S, 2]. The share is picked here, on the pool's thread: `settle` on the
+    update's own thread took 17-21 ms over 4 warm updates of 268 instruments with the
+    copies there, 6-9 ms without (docs/bench-results/replay_host.py, nineteenth session)."""
     if picked is not None:
         result = take_instruments(result, picked, len(decision_draws))
         decision_draws = decision_draws[picked]

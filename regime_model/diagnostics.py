@@ -216,24 +216,19 @@ def _worst_rhat(chains: FloatArray, v: FloatArray, z: FloatArray) -> FloatArray:
     return out
 
 
-def convergence(draws: FloatArray, tail: bool = True) -> Convergence:
-    """Per-parameter rank-normalised split R-hat, bulk and tail ESS for draws [N, C, S, D];
-    `tail` False leaves the tail ESS NaN and skips its two ESS.
+def convergence(draws: FloatArray) -> Convergence:
+    """Per-parameter rank-normalised split R-hat, bulk and tail ESS for draws [N, C, S, D].
 
     One sort of each parameter's pooled draws gives its ranks, its median and the 5 % and
     95 % quantiles the tail ESS needs; the three ESS and the two R-hat run as one batch
     each. The update runs this on every instrument at every bar, so it is kept to a few
     whole-array passes. Each ESS is its own slice's alone: the bulk ESS is the same bits
-    with or without the tail's, and the same as `bulk_ess`'s; the R-hat the same as
-    `rank_rhat`'s.
+    as `bulk_ess`'s, the R-hat as `rank_rhat`'s.
     """
     chains, v, z = _ranked(draws)
-    rhat = _worst_rhat(chains, v, z)
-    if not tail:
-        return Convergence(rhat, _ess(z), np.full(chains.shape[:2], np.nan))
     indicators = [(chains <= _sorted_quantile(v, q)[..., None, None]) for q in (0.05, 0.95)]
     ess = _ess(np.stack([z, *(i.astype(np.float64) for i in indicators)]))
-    return Convergence(rhat, ess[0], np.minimum(ess[1], ess[2]))
+    return Convergence(_worst_rhat(chains, v, z), ess[0], np.minimum(ess[1], ess[2]))
 
 
 def bulk_ess(draws: FloatArray) -> FloatArray:
