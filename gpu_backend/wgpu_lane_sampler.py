@@ -4,7 +4,8 @@ Same algorithm, state layout and read back as wgpu_sampler (whose `plan` it uses
 recorded as a single dispatch of shaders/lane_sampler.py instead of one per leapfrog step,
 and with each draw's predictive computed on the device beside it: the update's summary
 needs no second submission. Runs where the HMM kernels have scan kernels on and the
-window fits in workgroup memory (`fits`).
+window fits in workgroup memory (`fits`). On a CPU adapter (llvmpipe bounds an
+invocation's loops) the run is split into several dispatches of one submission.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ from gpu_backend.buffer_pool import cached_bind_group
 from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.returns_ring import ReturnsRing
 from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
-from gpu_backend.shaders.hmm_scan import TMAX, window_capacity
+from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for, window_capacity
 from gpu_backend.shaders.lane_sampler import (
     ENTRY_RUN,
     HMM_RW_BINDINGS,
     LANE_SAMPLER_BINDINGS,
+    dispatch_starts,
+    gradient_budget,
     lane_sampler_source,
 )
+from gpu_backend.shaders.sampler import U_IT
 from gpu_backend.wgpu_kernels import (
     COMPILED_WINDOW,
     HmmKernels,
@@ -79,12 +83,22 @@ class LaneSampler:
         self._own_group: tuple[int, Any] | None = None
         self.ring = ReturnsRing()
         self.submissions = 0
+        self.dispatches = 0
+        # llvmpipe ends an invocation's loops past its limit (shaders/lane_sampler.py)
+        self.bounded_loops = hmm.device.info.adapter_type == "CPU"
 
     def source(self, K: int, T: int) -> str:
         """The one-dispatch module for K states, sized for windows of T bars."""
         hmm = self.hmm
         return lane_sampler_source(K, hmm.lane_threads, hmm.workgroup, hmm.accumulate,
                                    window_capacity(T))
+
+    def budget(self, K: int, T: int, D: int) -> int:
+        """Gradient evaluations per dispatch: no bound (0) on a GPU."""
+        if not self.bounded_loops:
+            return 0
+        threads = lane_threads_for(K, self.hmm.lane_threads, window_capacity(T))
+        return gradient_budget(-(-T // threads), D)
 
     @staticmethod
     def fits(batch: UpdateBatch) -> bool:
@@ -145,15 +159,25 @@ class LaneSampler:
             queue.write_buffer(buffers["s_rows"], 0, window.instruments().astype(np.uint32))
         else:
             self.hmm.write_y(buffers["y"], y_tm)
-        write_state(queue, buffers, p, batch.config.target_accept, ring)
-        queue.submit([self._encode(buffers, batch.n_states, T, p)])
-        self.submissions += 1
         K = batch.n_states
+        budget = self.budget(K, T, D)
+        write_state(queue, buffers, p, batch.config.target_accept, ring, budget)
+        dispatches = len(dispatch_starts(p.steps, p.shift, budget))
+        queue.submit([self._encode(buffers, K, T, p, dispatches)])
+        self.submissions += 1
+        self.dispatches += dispatches
         readout, raw = read_state(self.hmm, buffers["s_readback"], p, _pred_bytes(p, K))
+        ended = readout.words[:, U_IT]
+        if L and (ended != p.warmup + p.draws).any():
+            raise RuntimeError(
+                f"the one-dispatch sampler stopped at iteration {int(ended.min())} of "
+                f"{p.warmup + p.draws} on {self.hmm.device.info.adapter!r}: the driver ended "
+                "its loops early; run this adapter without lane threads (lane_threads=0)"
+            )
         pred = raw.view(np.float32).reshape(L * p.draws, K + 2).astype(np.float64)
         return readout, PredictiveBatch(pred[:, :K], pred[:, K], pred[:, K + 1])
 
-    def _encode(self, buffers: dict[str, Any], K: int, T: int, p: Plan) -> Any:
+    def _encode(self, buffers: dict[str, Any], K: int, T: int, p: Plan, dispatches: int) -> Any:
         hmm = self.hmm
         pipeline = self.cache.get(self.source(K, T), K, hmm.lane_threads, ENTRY_RUN)
         group0, group1 = self._bind(buffers)
@@ -162,7 +186,8 @@ class LaneSampler:
         compute.set_pipeline(pipeline)
         compute.set_bind_group(0, group0)
         compute.set_bind_group(1, group1)
-        compute.dispatch_workgroups(*lane_groups(p.lanes))
+        for _ in range(dispatches):  # each goes on from the lanes' iteration count
+            compute.dispatch_workgroups(*lane_groups(p.lanes))
         compute.end()
         copy_back(hmm, encoder, buffers, [*read_parts(p), ("s_pred", _pred_bytes(p, K))])
         return encoder.finish()

@@ -194,11 +194,19 @@ def state_sizes(p: Plan) -> dict[str, int]:
 
 
 def write_state(
-    queue: Any, buffers: dict[str, Any], p: Plan, target: float, ring: tuple[int, ...] = (0, 0, 0)
+    queue: Any,
+    buffers: dict[str, Any],
+    p: Plan,
+    target: float,
+    ring: tuple[int, ...] = (0, 0, 0),
+    budget: int = 0,
 ) -> None:
-    """The run's uniform (`ring`: the one-dispatch sampler's head, instruments, chains),
-    the starting position and the lanes' state and step counts."""
-    sp = struct.pack("4If7I", p.lanes, p.D, p.warmup, p.draws, target, *ring, p.shift, 0, 0, 0)
+    """The run's uniform (`ring`: the one-dispatch sampler's head, instruments, chains;
+    `budget`: its gradient evaluations per dispatch, 0 for no bound), the starting
+    position and the lanes' state and step counts."""
+    sp = struct.pack(
+        "4If7I", p.lanes, p.D, p.warmup, p.draws, target, *ring, p.shift, budget, 0, 0
+    )
     queue.write_buffer(buffers["s_params"], 0, sp)
     queue.write_buffer(buffers["theta"], 0, np.ascontiguousarray(p.floats[:, : p.D]))
     for role, data in (("s_float", p.floats), ("s_word", p.words), ("s_steps", p.steps)):

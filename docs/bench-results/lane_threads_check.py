@@ -1,5 +1,5 @@
 # ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
-"""Where the one-dispatch lane sampler goes wrong below 8 threads per lane:
+"""The one-dispatch lane sampler at fewer threads per lane against 32:
 `python docs/bench-results/lane_threads_check.py [THREADS [T]]` (default 4 and 256) runs one
 warm batch of 8 instruments (K = 2, 4 chains, started from a numpy cold update) on the lane
 sampler at 32 threads per lane and at THREADS, for several warm-up and draw counts, and
@@ -7,7 +7,8 @@ prints the largest draw difference between the two and how many draws' predictiv
 variances differ by more than 1 % (and the first of them, lane-major), and the smallest
 predictive variance at THREADS (0 cannot be right: the variance of a next return). Draws
 of chains that part after many iterations are expected (float32 sums in another order
-flip an accept decision); a variance of 0 is not."""
+flip an accept decision); a variance of 0 is not. Written when fewer threads seemed to
+break the sampler; the cause was llvmpipe's loop limit (loop_limit_check.py)."""
 
 import sys
 from dataclasses import replace

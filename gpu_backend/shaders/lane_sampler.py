@@ -12,6 +12,12 @@ and writes what the strategy reads (P(regime | window), the next return's predic
 and variance), so the summary needs no second submission and no upload of the window per
 draw.
 
+One dispatch on a GPU. llvmpipe (lavapipe, the CPU adapter of the tests) ends every loop of
+an invocation once all its loops together have run LP_MAX_TGSI_LOOP_ITERATIONS (65,535)
+times: a longer run would silently stop moving its chains, so there the run is split into
+dispatches of at most `gradient_budget` gradient evaluations, each going on from the lanes'
+iteration count (`dispatch_starts`: the host's copy of the kernel's rule).
+
 Bindings: group 0 is the HMM kernels' own (theta read-write: the trajectory moves it);
 group 1 the sampler's state and outputs.
 """
@@ -20,11 +26,14 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+import numpy.typing as npt
+
 from gpu_backend.pipeline_cache import HMM_BINDINGS
 from gpu_backend.shaders.accumulate import Accumulate
 from gpu_backend.shaders.hmm import hmm_source
 from gpu_backend.shaders.hmm_scan import lane_threads_for, scan_source
-from gpu_backend.shaders.sampler import sampler_functions
+from gpu_backend.shaders.sampler import U_IT, sampler_functions
 
 ENTRY_RUN = "run_lanes"
 HMM_RW_BINDINGS = (*HMM_BINDINGS[:2], "storage", *HMM_BINDINGS[3:])
@@ -94,6 +103,10 @@ fn record_predictive(lane: u32, j: u32, c: Chunk, draw: u32) {
     }
 }
 
+// Where this dispatch starts: the lane's iteration count, which every lane shares (a run is
+// one dispatch, or on a driver that bounds loops several: `budget` below).
+var<workgroup> shared_start: u32;
+
 @compute @workgroup_size(LT)
 fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
              @builtin(num_workgroups) groups: vec3<u32>,
@@ -102,10 +115,21 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
     if (lane >= params.lanes) { return; }
     var c: Chunk;
     if (sp.chains > 0u) { c = load_ring_window(lane, j); } else { c = load_window(lane, j); }
-    share_position(lane, j);
-    gradient_of(model_of(shared_x), lane, j, c);
-    if (j == 0u) { init_lane(lane); }
-    for (var it = 0u; it < sp.warmup + sp.draws; it++) {
+    if (j == 0u) { shared_start = us[lane * NW + {IT}u]; }
+    let start = workgroupUniformLoad(&shared_start);
+    var used = 0u;  // gradient evaluations in this dispatch
+    if (start == 0u) {
+        share_position(lane, j);
+        gradient_of(model_of(shared_x), lane, j, c);
+        if (j == 0u) { init_lane(lane); }
+        used = 1u;
+    }
+    for (var it = start; it < sp.warmup + sp.draws; it++) {
+        // An iteration's gradients, the draw's filter counted as one. A dispatch stops before
+        // the iteration that would pass the budget; the next dispatch goes on from there.
+        let cost = steps[it] + 1u + sp.shift;
+        if (sp.budget > 0u && it > start && used + cost > sp.budget) { break; }
+        used += cost;
         if (sp.shift == 1u) {
             if (j == 0u) { jump_propose_lane(lane); }
             share_position(lane, j);
@@ -126,6 +150,34 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
 """
 
 
+# llvmpipe's bound on the loop iterations of one invocation, all loops together (Mesa's
+# gallivm, LP_MAX_TGSI_LOOP_ITERATIONS); past it every loop exits at once.
+LLVMPIPE_LOOP_LIMIT = 65_535
+
+
+def gradient_budget(chunk: int, D: int) -> int:
+    """Gradient evaluations one invocation may run within half of llvmpipe's loop limit.
+    A gradient runs three loops over the thread's chunk of bars and about 50 others (scans,
+    reductions, the sampler's loops over parameters): measured on lavapipe, 3 chunk + 50 per
+    gradient at K = 2 (docs/benchmarks.md, twentieth session); bounded here by 4 chunk +
+    8 D + 64."""
+    return max(1, (LLVMPIPE_LOOP_LIMIT // 2) // (4 * chunk + 8 * D + 64))
+
+
+def dispatch_starts(steps: npt.NDArray[np.uint32], shift: bool, budget: int) -> list[int]:
+    """The iteration each dispatch of a run starts at: run_lanes' rule on the host. A
+    dispatch takes iterations while their gradients (steps + the draw's filter + the move)
+    stay within `budget` (0: no bound), at least one; the first also evaluates the start."""
+    costs = steps.astype(np.int64) + 1 + int(shift)
+    starts, used = [0], 1
+    for it, cost in enumerate(costs.tolist()):
+        if budget and it > starts[-1] and used + cost > budget:
+            starts.append(it)
+            used = 0
+        used += cost
+    return starts
+
+
 @functools.cache
 def lane_sampler_source(
     K: int, lane_threads: int, workgroup: int, accumulate: Accumulate, capacity: int
@@ -137,5 +189,5 @@ def lane_sampler_source(
         hmm_source(K, workgroup, accumulate, theta_writable=True)
         + scan_source(K, lt, capacity)
         + sampler_functions(workgroup, _DECLARATIONS)
-        + _RUN.replace("{LT}", str(lt))
+        + _RUN.replace("{LT}", str(lt)).replace("{IT}", str(U_IT))
     )

@@ -55,7 +55,8 @@ struct Sp {
     // the one-dispatch sampler's returns ring (shaders/lane_sampler.py); chains 0: no ring
     ring_head: u32, instruments: u32, chains: u32,
     shift: u32,  // 1: the level-shift move before every iteration (shaders/jump.py)
-    pad0: u32, pad1: u32, pad2: u32,
+    // the one-dispatch sampler's gradient evaluations per dispatch (0: no bound)
+    budget: u32, pad1: u32, pad2: u32,
 };
 
 {DECLARATIONS}

@@ -23,7 +23,8 @@ from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
 from gpu_backend.sampler_agreement import compare_draw_phase, compare_warm_samplers
 from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for, window_capacity, workgroup_bytes
-from gpu_backend.wgpu_device import Device
+from gpu_backend.shaders.lane_sampler import LLVMPIPE_LOOP_LIMIT, dispatch_starts, gradient_budget
+from gpu_backend.wgpu_device import Device, GpuCallError
 from regime_model.params import n_params
 from regime_model.types import Priors
 from regime_model.update import ModelSpec, build_batch, refresh
@@ -86,6 +87,41 @@ def test_the_one_dispatch_update_makes_the_host_accept_decisions(
     assert agreement.decision_mismatches == 0, agreement
     assert agreement.passed, agreement
     assert (agreement.shifted_lanes > 0) == shift_moves, "accepted moves, where they run"
+
+
+def test_a_run_past_llvmpipes_loop_limit_is_split_and_makes_the_host_accept_decisions(
+    gpu_device: Device,
+) -> None:
+    """llvmpipe ends every loop of an invocation once its loops together have run 65,535
+    times. 100 iterations at chunks of 32 bars pass that near iteration 80: in one dispatch
+    the chains would stop there, so the sampler refuses the run; split into dispatches of
+    one submission it makes the reference's accept decisions to the last draw."""
+    backend = lane_backend(gpu_device, 8)
+    lane = backend.lane_sampler
+    assert lane is not None and lane.bounded_loops, "the suite runs on lavapipe"
+    spec = replace(SPEC, window=256, draws=100)  # 256 bars over 8 threads: chunks of 32
+    lane.bounded_loops = False
+    try:
+        with pytest.raises(GpuCallError, match=r"stopped at iteration [0-9]+ of 100"):
+            compare_draw_phase(backend, NumpyBackend(), spec, 3)
+    finally:
+        lane.bounded_loops = True
+    submitted, dispatched = lane.submissions, lane.dispatches
+    agreement = compare_draw_phase(backend, NumpyBackend(), spec, 3)
+    assert agreement.decision_mismatches == 0, agreement
+    assert agreement.passed, agreement
+    assert lane.submissions == submitted + 1
+    assert lane.dispatches > dispatched + 1
+
+
+def test_a_dispatch_takes_iterations_while_their_gradients_fit_its_budget() -> None:
+    steps = np.array([3, 4, 2, 5, 1, 1], dtype=np.uint32)  # with the draw's filter: 4 5 3 6 2 2
+    assert dispatch_starts(steps, False, 0) == [0]  # a GPU: one dispatch
+    # the first dispatch also evaluates the start: 1 + 4 + 5 = 10, then 3 + 6, then 2 + 2
+    assert dispatch_starts(steps, False, 10) == [0, 2, 4]
+    assert dispatch_starts(steps, True, 10) == [0, 1, 3, 5]  # the move adds one per iteration
+    assert dispatch_starts(steps, False, 1) == list(range(6))  # at least one iteration each
+    assert gradient_budget(32, 6) * (4 * 32 + 8 * 6 + 64) <= LLVMPIPE_LOOP_LIMIT // 2
 
 
 def test_the_one_dispatch_update_with_readaptation_agrees_within_monte_carlo_error(
