@@ -1,0 +1,37 @@
+#!/bin/sh
+# The twentieth session's H200 call (issue 14), 2026-12-03. Each tree is a `git archive`
+# of the packages carried under scratch/trees/; a command runs inside its tree.
+# `one` (new20 = fa12a53, the lane sampler's run split where a driver bounds loops; one
+# dispatch still on a GPU): verify-gpu --quick and the golden digest at new20; `bench model
+# --shape trial` at new20 and head20 (b851727, before it) alternated twice; the trial round
+# at new20; lane_latency.py (what a gradient costs inside the lane sampler by threads per
+# lane and window) at 8 instruments over six settings and at 268 at the daemon's 32:256.
+# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and the trees named below.
+set -u
+ROOT=$(pwd)
+SESSION=twentieth
+TAG=twentieth-2026-12-03
+. "$(dirname "$0")/h200-lib.sh"
+
+latency() {  # latency TREE NAME N SETTINGS...: lane_latency.py
+    tree=$1 name=$2 n=$3
+    shift 3
+    in_tree "$tree" step "latency-$name-$n" 200 python3 \
+        "$ROOT/docs/bench-results/lane_latency.py" "$n" "$@"
+    grep '^{' "$LOGS/latency-$name-$n.log" >"$OUT/lane-latency-h200-$n-$name-$TAG.jsonl"
+}
+
+case ${1:?one} in
+one)
+    N20=scratch/trees/new20
+    H20=scratch/trees/head20
+    verify_digest $N20
+    model $N20 new20; model $H20 head20; model $H20 head20-2; model $N20 new20-2
+    bundle one  # what has come so far, should the call run out of time
+    latency $N20 new20 8
+    latency $N20 new20 268 32:256
+    bundle one
+    round $N20 new20 wgpu 12 3
+    bundle one
+    ;;
+esac
