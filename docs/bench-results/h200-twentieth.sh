@@ -5,7 +5,8 @@
 # dispatch still on a GPU): verify-gpu --quick and the golden digest at new20; `bench model
 # --shape trial` at new20 and head20 (b851727, before it) alternated twice; the trial round
 # at new20; lane_latency.py (what a gradient costs inside the lane sampler by threads per
-# lane and window) at 8 instruments over six settings and at 268 at the daemon's 32:256.
+# lane and window) at 8 instruments over six settings and at 268 at the daemon's 32:256;
+# chains_draws.py at 268 (4 chains x 40 draws, the default, against 8 x 20 and 16 x 10).
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and the trees named below.
 set -u
 ROOT=$(pwd)
@@ -30,6 +31,9 @@ one)
     bundle one  # what has come so far, should the call run out of time
     latency $N20 new20 8
     latency $N20 new20 268 32:256
+    in_tree $N20 step chains-268 200 python3 "$ROOT/docs/bench-results/chains_draws.py" \
+        268 wgpu 6 4:40 8:20 16:10
+    grep '^{' "$LOGS/chains-268.log" >"$OUT/chains-draws-h200-268-new20-$TAG.jsonl"
     bundle one
     round $N20 new20 wgpu 12 3
     bundle one
