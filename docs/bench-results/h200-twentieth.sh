@@ -7,6 +7,9 @@
 # at new20; lane_latency.py (what a gradient costs inside the lane sampler by threads per
 # lane and window) at 8 instruments over six settings and at 268 at the daemon's 32:256;
 # chains_draws.py at 268 (4 chains x 40 draws, the default, against 8 x 20 and 16 x 10).
+# `two`: call one's round came out slower than the nineteenth session's (328.7 against 268.7
+# ms warm p50) with more host CPU per update: the trial round at head20 and again at new20 in
+# one call, and lane_latency.py at 268 (32:256) at both, before and after the rounds.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and the trees named below.
 set -u
 ROOT=$(pwd)
@@ -22,7 +25,7 @@ latency() {  # latency TREE NAME N SETTINGS...: lane_latency.py
     grep '^{' "$LOGS/latency-$name-$n.log" >"$OUT/lane-latency-h200-$n-$name-$TAG.jsonl"
 }
 
-case ${1:?one} in
+case ${1:?one or two} in
 one)
     N20=scratch/trees/new20
     H20=scratch/trees/head20
@@ -37,5 +40,15 @@ one)
     bundle one
     round $N20 new20 wgpu 12 3
     bundle one
+    ;;
+two)
+    N20=scratch/trees/new20
+    H20=scratch/trees/head20
+    latency $H20 head20-two 268 32:256; latency $N20 new20-two 268 32:256
+    round $H20 head20-two wgpu 12 3
+    bundle two
+    round $N20 new20-two wgpu 12 3
+    latency $H20 head20-two-2 268 32:256; latency $N20 new20-two-2 268 32:256
+    bundle two
     ;;
 esac
