@@ -75,6 +75,9 @@ class LaneSampler:
 
     def __init__(self, hmm: HmmKernels, states: tuple[int, ...]) -> None:
         self.hmm = hmm
+        # llvmpipe ends an invocation's loops past its limit (shaders/lane_sampler.py): there
+        # a run is split (its own module), on a GPU it is one dispatch
+        self.bounded_loops = hmm.device.info.adapter_type == "CPU"
         self.cache = PipelineCache(hmm.device.handle, HMM_RW_BINDINGS, LANE_SAMPLER_BINDINGS)
         for K in states:
             self.cache.get(self.source(K, COMPILED_WINDOW), K, hmm.lane_threads, ENTRY_RUN)
@@ -84,14 +87,12 @@ class LaneSampler:
         self.ring = ReturnsRing()
         self.submissions = 0
         self.dispatches = 0
-        # llvmpipe ends an invocation's loops past its limit (shaders/lane_sampler.py)
-        self.bounded_loops = hmm.device.info.adapter_type == "CPU"
 
     def source(self, K: int, T: int) -> str:
         """The one-dispatch module for K states, sized for windows of T bars."""
         hmm = self.hmm
         return lane_sampler_source(K, hmm.lane_threads, hmm.workgroup, hmm.accumulate,
-                                   window_capacity(T))
+                                   window_capacity(T), self.bounded_loops)
 
     def budget(self, K: int, T: int, D: int) -> int:
         """Gradient evaluations per dispatch: no bound (0) on a GPU."""

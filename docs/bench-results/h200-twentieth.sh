@@ -10,6 +10,8 @@
 # `two`: call one's round came out slower than the nineteenth session's (328.7 against 268.7
 # ms warm p50) with more host CPU per update: the trial round at head20 and again at new20 in
 # one call, and lane_latency.py at 268 (32:256) at both, before and after the rounds.
+# `three` (new20b: the split's code only in the CPU adapters' module, a GPU's module as it
+# was): the trial round at new20b, head20, new20b; lane_latency.py at both before and after.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and the trees named below.
 set -u
 ROOT=$(pwd)
@@ -25,7 +27,7 @@ latency() {  # latency TREE NAME N SETTINGS...: lane_latency.py
     grep '^{' "$LOGS/latency-$name-$n.log" >"$OUT/lane-latency-h200-$n-$name-$TAG.jsonl"
 }
 
-case ${1:?one or two} in
+case ${1:?one, two or three} in
 one)
     N20=scratch/trees/new20
     H20=scratch/trees/head20
@@ -50,5 +52,17 @@ two)
     round $N20 new20-two wgpu 12 3
     latency $H20 head20-two-2 268 32:256; latency $N20 new20-two-2 268 32:256
     bundle two
+    ;;
+three)
+    N20B=scratch/trees/new20b
+    H20=scratch/trees/head20
+    latency $N20B new20b-three 268 32:256; latency $H20 head20-three 268 32:256
+    round $N20B new20b-three wgpu 12 3
+    bundle three
+    round $H20 head20-three wgpu 12 3
+    bundle three
+    round $N20B new20b-three-2 wgpu 12 3
+    latency $N20B new20b-three-2 268 32:256; latency $H20 head20-three-2 268 32:256
+    bundle three
     ;;
 esac

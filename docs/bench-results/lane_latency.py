@@ -43,7 +43,8 @@ def measure(n: int, threads: int, T: int, runs: int = 4) -> dict[str, object]:
             "chunk": -(-T // threads), "wall_ms": round(wall, 2),
             "walls_ms": [round(w, 2) for w in walls], "gradients_per_lane": evals,
             "us_per_gradient": round(1e3 * wall / max(evals, 1), 2),
-            "dispatches": lane.dispatches, "adapter": backend.device.info.adapter}  # fmt: skip
+            "dispatches": getattr(lane, "dispatches", None),  # None: a tree before the split
+            "adapter": backend.device.info.adapter}  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -115,8 +115,7 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
     if (lane >= params.lanes) { return; }
     var c: Chunk;
     if (sp.chains > 0u) { c = load_ring_window(lane, j); } else { c = load_window(lane, j); }
-    if (j == 0u) { shared_start = us[lane * NW + {IT}u]; }
-    let start = workgroupUniformLoad(&shared_start);
+{START}
     var used = 0u;  // gradient evaluations in this dispatch
     if (start == 0u) {
         share_position(lane, j);
@@ -128,7 +127,7 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
         // An iteration's gradients, the draw's filter counted as one. A dispatch stops before
         // the iteration that would pass the budget; the next dispatch goes on from there.
         let cost = steps[it] + 1u + sp.shift;
-        if (sp.budget > 0u && it > start && used + cost > sp.budget) { break; }
+{STOP}
         used += cost;
         if (sp.shift == 1u) {
             if (j == 0u) { jump_propose_lane(lane); }
@@ -149,6 +148,16 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
 }
 """
 
+
+# A split run's dispatch starts at the lanes' iteration count and stops before the iteration
+# that would pass its budget; an unsplit run (a GPU's) starts at 0 and runs to the end, so
+# its module is the one it was before runs could be split.
+_SPLIT = {
+    "{START}": """    if (j == 0u) { shared_start = us[lane * NW + {IT}u]; }
+    let start = workgroupUniformLoad(&shared_start);""",
+    "{STOP}": """        if (sp.budget > 0u && it > start && used + cost > sp.budget) { break; }""",
+}
+_WHOLE = {"{START}": "    let start = 0u;", "{STOP}": ""}
 
 # llvmpipe's bound on the loop iterations of one invocation, all loops together (Mesa's
 # gallivm, LP_MAX_TGSI_LOOP_ITERATIONS); past it every loop exits at once.
@@ -180,14 +189,23 @@ def dispatch_starts(steps: npt.NDArray[np.uint32], shift: bool, budget: int) -> 
 
 @functools.cache
 def lane_sampler_source(
-    K: int, lane_threads: int, workgroup: int, accumulate: Accumulate, capacity: int
+    K: int,
+    lane_threads: int,
+    workgroup: int,
+    accumulate: Accumulate,
+    capacity: int,
+    split: bool = False,
 ) -> str:
     """The one-dispatch module for K states and windows of up to `capacity` bars
-    (`workgroup`: the HMM module's own constant); built once per argument set."""
+    (`workgroup`: the HMM module's own constant; `split`: runs of several dispatches, for a
+    driver that bounds loops); built once per argument set."""
     lt = lane_threads_for(K, lane_threads, capacity)
+    run = _RUN
+    for hole, text in (_SPLIT if split else _WHOLE).items():
+        run = run.replace(hole, text)
     return (
         hmm_source(K, workgroup, accumulate, theta_writable=True)
         + scan_source(K, lt, capacity)
         + sampler_functions(workgroup, _DECLARATIONS)
-        + _RUN.replace("{LT}", str(lt)).replace("{IT}", str(U_IT))
+        + run.replace("{LT}", str(lt)).replace("{IT}", str(U_IT))
     )
