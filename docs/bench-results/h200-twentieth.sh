@@ -27,7 +27,7 @@ latency() {  # latency TREE NAME N SETTINGS...: lane_latency.py
     grep '^{' "$LOGS/latency-$name-$n.log" >"$OUT/lane-latency-h200-$n-$name-$TAG.jsonl"
 }
 
-case ${1:?one, two or three} in
+case ${1:?one, two, three or four} in
 one)
     N20=scratch/trees/new20
     H20=scratch/trees/head20
@@ -64,5 +64,10 @@ three)
     round $N20B new20b-three-2 wgpu 12 3
     latency $N20B new20b-three-2 268 32:256; latency $H20 head20-three-2 268 32:256
     bundle three
+    ;;
+four)  # verify-gpu --quick and the golden digest at new20b (6678d23)
+    TAG=twentieth-new20b-2026-12-03
+    verify_digest scratch/trees/new20b
+    bundle four
     ;;
 esac
