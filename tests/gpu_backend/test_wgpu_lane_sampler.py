@@ -23,7 +23,12 @@ from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
 from gpu_backend.sampler_agreement import compare_draw_phase, compare_warm_samplers
 from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for, window_capacity, workgroup_bytes
-from gpu_backend.shaders.lane_sampler import LLVMPIPE_LOOP_LIMIT, dispatch_starts, gradient_budget
+from gpu_backend.shaders.lane_sampler import (
+    LLVMPIPE_LOOP_LIMIT,
+    dispatch_starts,
+    gradient_budget,
+    lane_sampler_source,
+)
 from gpu_backend.wgpu_device import Device, GpuCallError
 from regime_model.params import n_params
 from regime_model.types import Priors
@@ -122,6 +127,14 @@ def test_a_dispatch_takes_iterations_while_their_gradients_fit_its_budget() -> N
     assert dispatch_starts(steps, True, 10) == [0, 1, 3, 5]  # the move adds one per iteration
     assert dispatch_starts(steps, False, 1) == list(range(6))  # at least one iteration each
     assert gradient_budget(32, 6) * (4 * 32 + 8 * 6 + 64) <= LLVMPIPE_LOOP_LIMIT // 2
+
+
+def test_only_a_split_run_reads_where_to_start_and_checks_its_budget() -> None:
+    """A GPU runs the whole update in one dispatch: its module starts at iteration 0 and
+    carries none of the split's work (measured on the H200: docs/benchmarks.md)."""
+    whole, split = (lane_sampler_source(2, 32, 64, "kahan", 256, s) for s in (False, True))
+    assert "let start = 0u;" in whole and "sp.budget" not in whole
+    assert "workgroupUniformLoad(&shared_start)" in split and "sp.budget" in split
 
 
 def test_the_one_dispatch_update_with_readaptation_agrees_within_monte_carlo_error(
