@@ -173,7 +173,8 @@ class LaneSampler:
             raise RuntimeError(
                 f"the one-dispatch sampler stopped at iteration {int(ended.min())} of "
                 f"{p.warmup + p.draws} on {self.hmm.device.info.adapter!r}: the driver ended "
-                "its loops early; run this adapter without lane threads (lane_threads=0)"
+                "its loops early (as llvmpipe does past 65,535 loop iterations, for which runs "
+                "on a CPU adapter are split); its draws are not used"
             )
         pred = raw.view(np.float32).reshape(L * p.draws, K + 2).astype(np.float64)
         return readout, PredictiveBatch(pred[:, :K], pred[:, K], pred[:, K + 1])

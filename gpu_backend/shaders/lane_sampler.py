@@ -177,10 +177,12 @@ def dispatch_starts(steps: npt.NDArray[np.uint32], shift: bool, budget: int) -> 
     """The iteration each dispatch of a run starts at: run_lanes' rule on the host. A
     dispatch takes iterations while their gradients (steps + the draw's filter + the move)
     stay within `budget` (0: no bound), at least one; the first also evaluates the start."""
+    if not budget:
+        return [0]
     costs = steps.astype(np.int64) + 1 + int(shift)
     starts, used = [0], 1
     for it, cost in enumerate(costs.tolist()):
-        if budget and it > starts[-1] and used + cost > budget:
+        if it > starts[-1] and used + cost > budget:
             starts.append(it)
             used = 0
         used += cost
