@@ -21,25 +21,8 @@ import numpy as np
 
 from gpu_backend import select_backend
 from gpu_backend.identity import regime_returns
-from regime_model import update
 from regime_model.update import ModelSpec, refresh
-
-RUNS: list[float] = []
-
-
-def timed_runs() -> None:
-    """update.run_together with each call's wall ms recorded in RUNS."""
-    original = update.run_together
-
-    def run(backend: Any, batches: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return original(backend, batches)
-        finally:
-            RUNS.append(1e3 * (time.perf_counter() - start))
-
-    update.run_together = run
-
+from runon_blocks import RUNS, timed_runs  # the device runs' wall times, beside this script
 
 def measure(n: int, backend: Any, updates: int, chains: int, draws: int) -> dict[str, Any]:
     series = 0.01 * regime_returns(n, 256 + updates + 1, np.random.default_rng(0))
@@ -53,7 +36,7 @@ def measure(n: int, backend: Any, updates: int, chains: int, draws: int) -> dict
                                      spec, backend)  # fmt: skip
         wall = 1e3 * (time.perf_counter() - t0)
         walls.append(wall)
-        firsts.append(RUNS[0])
+        firsts.append(RUNS[0]["ms"])
         extended.append(info.extended)
         ess.append(float(est.ess_bulk.min()))
         per_s.append(1e3 * ess[-1] / wall)
