@@ -106,3 +106,15 @@ def test_the_bulk_ess_and_the_rhat_alone_are_the_same_bits_as_together() -> None
     assert np.array_equal(bulk_ess(draws), full.ess_bulk)
     assert np.array_equal(rank_rhat(draws), full.rhat)
     assert np.isinf(rank_rhat(draws)[5]).all() and (bulk_ess(draws)[5] == 0).all()
+
+
+def test_antithetic_short_chains_are_credited_no_more_draws_than_they_have() -> None:
+    """x_t = -0.5 x_(t-1) + e has a true ESS of three times its draws; from the daemon's
+    4 chains x 40 draws the bulk ESS is capped at the 160 draws there are."""
+    rng = np.random.default_rng(4)
+    x = np.zeros((1, 4, 40, 1))
+    x[:, :, 0] = rng.normal(size=(1, 4, 1))
+    for t in range(1, 40):
+        x[:, :, t] = -0.5 * x[:, :, t - 1] + rng.normal(size=(1, 4, 1))
+    assert bulk_ess(x)[0, 0] == 160.0
+    assert convergence(x).ess_bulk[0, 0] == 160.0
