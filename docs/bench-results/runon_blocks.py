@@ -6,8 +6,11 @@ prints one JSON line per warm update: its parts (RefreshInfo.timings_ms), the
 instrument-blocks run on, and each device run of the update (run_together: the first
 run, then one per run-on block) with its lanes and wall time in ms. The device runs'
 sum against the run-on says how much of the run-on is the device and how much the host
-between blocks. With PROFILE=PATH set, the warm updates run under cProfile and PATH gets
-the functions with the most time of their own, then with the most time in all."""
+between blocks. With DIAGNOSTICS=at-end, the deferred diagnostics run when the update asks
+for them, at its end, instead of on their threads beside the update's host work (whether
+those threads slow it, e.g. by holding the GIL). With PROFILE=PATH set, the warm updates
+run under cProfile and PATH gets the functions with the most time of their own, then with
+the most time in all."""
 
 import cProfile
 import io
@@ -23,7 +26,7 @@ import numpy as np
 
 from gpu_backend import select_backend
 from gpu_backend.identity import regime_returns
-from regime_model import update
+from regime_model import deferred_diagnostics, update
 from regime_model.update import ModelSpec, refresh
 
 RUNS: list[dict[str, Any]] = []
@@ -44,7 +47,32 @@ def timed_runs() -> None:
     update.run_together = run
 
 
+class _Later:
+    """A future whose call runs when its result is asked for."""
+
+    def __init__(self, fn: Any, *args: Any) -> None:
+        self.call = lambda: fn(*args)
+
+    def result(self) -> Any:
+        return self.call()
+
+
+class _AtEnd:
+    """A pool that runs nothing until a result is asked for (DIAGNOSTICS=at-end)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def submit(self, fn: Any, *args: Any) -> _Later:
+        return _Later(fn, *args)
+
+    def shutdown(self, **kwargs: Any) -> None:
+        pass
+
+
 def main() -> None:
+    if os.environ.get("DIAGNOSTICS") == "at-end":
+        deferred_diagnostics.ThreadPoolExecutor = _AtEnd  # type: ignore[assignment,misc]
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 54
     backend = select_backend(sys.argv[2] if len(sys.argv) > 2 else "wgpu")
     updates = int(sys.argv[3]) if len(sys.argv) > 3 else 12
@@ -63,6 +91,7 @@ def main() -> None:
             profile.disable()
         print(json.dumps({"seq": seq, "instruments": n, "backend": backend.name,
                           "timings_ms": {k: round(v, 2) for k, v in info.timings_ms.items()},
+                          "diagnostics": os.environ.get("DIAGNOSTICS", "threads"),
                           "extended": info.extended, "gradient_evals": info.gradient_evals,
                           "device_runs": RUNS}), flush=True)
     if profile is not None:
