@@ -1,7 +1,7 @@
 #!/bin/sh
 # The twenty-first session's H200 call (issue 14), 2026-12-03. Each tree is a `git archive`
 # of the packages carried under scratch/trees/; a command runs inside its tree.
-# `one` (new21: the ESS capped at the draw count; head21 = bd71a21, before it):
+# `one` and `two` (new21: the ESS capped at the draw count; head21 = bd71a21, before it):
 # verify-gpu --quick and the golden digest at new21; `bench model --shape trial` at new21
 # and head21 alternated; ess_calibration.py at 64 instruments (4 x 40 on three series, and
 # 4 x 400 on one); ess_per_draw.py at 268 (4 x 40, 400, 1,000: what the short chains' ESS
@@ -26,20 +26,27 @@ blocks() {  # blocks TREE NAME MODE: runon_blocks.py at 268, diagnostics on thre
     DIAGNOSTICS=$3 script "$1" "runon-blocks-268-$2-$3" 150 runon_blocks.py 268 wgpu 12
 }
 
-case ${1:?one} in
+case ${1:?one or two} in
 one)
     N21=scratch/trees/new21
     H21=scratch/trees/head21
     verify_digest $N21
-    model $N21 new21; model $H21 head21; model $N21 new21-2; model $H21 head21-2
+    model $N21 new21; model $H21 head21
     bundle one  # what has come so far, should the call run out of time
     script $N21 ess-calibration-64-40 200 ess_calibration.py 64 12 40 0 1 2
-    script $N21 ess-calibration-64-400 200 ess_calibration.py 64 12 400 0
-    script $N21 ess-per-draw-268 150 ess_per_draw.py 268 wgpu 40 400 1000
     bundle one
+    script $N21 ess-per-draw-268 120 ess_per_draw.py 268 wgpu 40 400 1000
+    script $N21 ess-calibration-64-400 150 ess_calibration.py 64 12 400 0
+    bundle one
+    ;;
+two)
+    N21=scratch/trees/new21
+    H21=scratch/trees/head21
     blocks $N21 a threads; blocks $N21 a at-end; blocks $N21 b threads; blocks $N21 b at-end
-    bundle one
+    bundle two
+    model $N21 new21-2; model $H21 head21-2
+    bundle two
     round $N21 new21 wgpu 12 3
-    bundle one
+    bundle two
     ;;
 esac
