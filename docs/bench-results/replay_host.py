@@ -8,11 +8,15 @@ updates three times with each device run replaced by its recorded results, so th
 is timed is the update's host work: the summaries, the run-on blocks' batches and
 estimates, the deferred diagnostics (which here cannot overlap a device run). It prints
 each pass's wall time per update and the last update's parts, and writes the third
-pass's profile to /tmp/replay-N-profile.txt and /tmp/replay-N.pstats. The updates are
-deterministic, so the replayed batches are the recorded ones."""
+pass's profile to /tmp/replay-N-profile.txt and /tmp/replay-N.pstats. `compare N UPDATES`
+replays them four times instead, the deferred diagnostics on their threads and at the
+update's end (runon_blocks.py's DIAGNOSTICS=at-end) alternated, and prints each pass's
+medians of the parts: whether the diagnostics' threads slow the update's own host work.
+The updates are deterministic, so the replayed batches are the recorded ones."""
 
 import cProfile
 import io
+import json
 import pickle
 import pstats
 import sys
@@ -24,13 +28,34 @@ import numpy as np
 
 from gpu_backend.identity import regime_returns
 from gpu_backend.wgpu_backend import LANE_THREADS, WgpuBackend
-from regime_model import update
+from regime_model import deferred_diagnostics, update
 from regime_model.update import ModelSpec, refresh
 
 
 def _replaying(recorded: Any) -> Any:
     """update.run_together that gives the recorded runs in their order."""
     return lambda backend, batches: next(recorded)
+
+
+def compare(recorded: Any, first: Any, windows: Any, keys: Any, spec: Any, backend: Any) -> None:
+    """Four replays, the diagnostics on threads and at the end alternated."""
+    from runon_blocks import _AtEnd  # noqa: PLC0415 - beside this script
+
+    threads = deferred_diagnostics.ThreadPoolExecutor
+    for mode in ("threads", "at-end", "threads", "at-end"):
+        deferred_diagnostics.ThreadPoolExecutor = threads if mode == "threads" else _AtEnd
+        update.run_together = _replaying(iter(recorded))
+        carries, walls, parts = first, [], []
+        for seq, window in windows:
+            t0 = time.perf_counter()
+            _, carries, info = refresh(window, carries, keys, seq, 7, spec, backend)
+            walls.append(1e3 * (time.perf_counter() - t0))
+            parts.append(info.timings_ms)
+        medians = {k: round(float(np.median([p.get(k, 0.0) for p in parts])), 1)
+                   for k in ("summary", "extension", "diagnostics")}  # fmt: skip
+        print(json.dumps({"mode": mode, "host_ms_median": round(float(np.median(walls)), 1),
+                          **medians}), flush=True)  # fmt: skip
+    deferred_diagnostics.ThreadPoolExecutor = threads
 
 
 def main() -> None:
@@ -58,6 +83,9 @@ def main() -> None:
         return
     with open(f"/tmp/replay-{n}.pkl", "rb") as source:
         recorded = pickle.load(source)
+    if mode == "compare":
+        compare(recorded, first, windows, keys, spec, backend)
+        return
     profile = cProfile.Profile()
     for rep in range(3):
         update.run_together = _replaying(iter(recorded))
