@@ -7,7 +7,8 @@
 # 4 x 400 on one); ess_per_draw.py at 268 (4 x 40, 400, 1,000: what the short chains' ESS
 # is worth, for the NumPyro figure); runon_blocks.py at 268 with the deferred diagnostics
 # on their threads and at the update's end, alternated twice (do their threads slow the
-# update's host work?); the trial round at new21.
+# update's host work?), and replay_host.py compare at 268 (the same question with the
+# device runs replayed); the trial round at new21.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and the trees named below.
 set -u
 ROOT=$(pwd)
@@ -43,6 +44,9 @@ two)
     N21=scratch/trees/new21
     H21=scratch/trees/head21
     blocks $N21 a threads; blocks $N21 a at-end; blocks $N21 b threads; blocks $N21 b at-end
+    in_tree $N21 step replay-record-268 150 python3 \
+        "$ROOT/docs/bench-results/replay_host.py" record 268 12
+    script $N21 replay-compare-268 150 replay_host.py compare 268 12
     bundle two
     model $N21 new21-2; model $H21 head21-2
     bundle two
