@@ -8,7 +8,8 @@
 # is worth, for the NumPyro figure); runon_blocks.py at 268 with the deferred diagnostics
 # on their threads and at the update's end, alternated twice (do their threads slow the
 # update's host work?), and replay_host.py compare at 268 (the same question with the
-# device runs replayed); the trial round at new21.
+# device runs replayed); the trial round at new21. `three`: the trial round on wgpu and
+# then on numpy at new21 (the ratio in one call).
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and the trees named below.
 set -u
 ROOT=$(pwd)
@@ -27,7 +28,7 @@ blocks() {  # blocks TREE NAME MODE: runon_blocks.py at 268, diagnostics on thre
     DIAGNOSTICS=$3 script "$1" "runon-blocks-268-$2-$3" 150 runon_blocks.py 268 wgpu 12
 }
 
-case ${1:?one or two} in
+case ${1:?one, two or three} in
 one)
     N21=scratch/trees/new21
     H21=scratch/trees/head21
@@ -52,5 +53,12 @@ two)
     bundle two
     round $N21 new21 wgpu 12 3
     bundle two
+    ;;
+three)  # the wgpu / numpy ratio on the warm round, in one call, at new21
+    N21=scratch/trees/new21
+    round $N21 new21-three wgpu 12 3
+    bundle three
+    round $N21 new21-three numpy 5 40
+    bundle three
     ;;
 esac
