@@ -11,7 +11,8 @@ z = (estimate - reference) / reported MCSE; `rms_z`, and `scale` = median |z| / 
 (1 when the reported error is the real one; the RMS also carries the noise of each
 update's own error estimate and heavy tails); the instrument blocks that ran on; the
 median decision-quantity ESS per draw of the first run. Estimates whose every draw pins
-P(turbulent) at 0 or 1 (MCSE below 1e-4) are left out."""
+P(turbulent) at 0 or 1 (MCSE below 1e-4) are left out. The updates and the reference are
+mcse_checks.py's (`Setup`)."""
 
 import json
 import sys
@@ -21,23 +22,16 @@ from typing import Any
 import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before numpy loads
 import numpy as np
 
-from gpu_backend import select_backend
-from gpu_backend.identity import regime_returns
+from mcse_checks import Setup  # beside this script: the same chained updates and reference
 from regime_model import diagnostics, update
-from regime_model.update import ModelSpec, refresh
+from regime_model.update import ModelSpec
 
 CAPS = {"draws": 1.0, "stan": None}  # diagnostics.ESS_MOST_PER_DRAW
 
 
-def calibrate(n: int, repeats: int, draws: int, series_seed: int, backend: Any) -> None:
-    series = 0.01 * regime_returns(n, 258, np.random.default_rng(series_seed))
-    keys, window = np.arange(n, dtype=np.uint32), series[:, 1:257]
-
-    def start(spec: ModelSpec) -> list:
-        return list(refresh(series[:, :256], [None] * n, keys, 1, 7, spec, backend)[1])
-
-    ref_spec = replace(ModelSpec(), chains=32, draws=1000, extend_max=0)
-    p_ref = refresh(window, start(ref_spec), keys, 2, 7, ref_spec, backend)[0].regime_probs[:, -1]
+def calibrate(n: int, repeats: int, draws: int, series_seed: int) -> None:
+    setup = Setup(n, series_seed)
+    p_ref = setup.reference().regime_probs[:, -1]
     first_ess: list[float] = []
     note = update.DeferredDiagnostics.note
 
@@ -53,29 +47,19 @@ def calibrate(n: int, repeats: int, draws: int, series_seed: int, backend: Any) 
     for name, most in CAPS.items():
         diagnostics.ESS_MOST_PER_DRAW = most
         first_ess.clear()
-        carries, z, ran_on = start(spec), [], 0
-        for r in range(repeats):
-            est, after, info = refresh(window, carries, keys, 2 + r, 7, spec, backend)
-            carries = list(after)
-            live = est.p_turbulent_mcse > 1e-4  # not pinned at 0 or 1 by every draw
-            z.extend((est.regime_probs[live, -1] - p_ref[live]) / est.p_turbulent_mcse[live])
-            ran_on += info.extended
+        z = setup.rms_z(spec, p_ref, repeats)
         print(json.dumps({"series": series_seed, "cap": name, "instruments": n,
-                          "repeats": repeats, "draws": draws,
-                          "rms_z": round(float(np.sqrt(np.mean(np.square(z)))), 3),
-                          "scale": round(float(np.median(np.abs(z)) / 0.6745), 3),
-                          "counted": len(z), "instrument_blocks_run_on": ran_on,
+                          "repeats": repeats, "draws": draws, **z,
                           "median_first_ess_per_draw": round(float(np.median(first_ess)), 2),
-                          "backend": backend.name}), flush=True)  # fmt: skip
+                          "backend": setup.backend.name}), flush=True)  # fmt: skip
     update.DeferredDiagnostics.note = note  # type: ignore[method-assign]
     diagnostics.ESS_MOST_PER_DRAW = CAPS["draws"]
 
 
 def main() -> None:
     n, repeats, draws = (int(x) for x in sys.argv[1:4])
-    backend = select_backend("wgpu")
     for seed in sys.argv[4:]:
-        calibrate(n, repeats, draws, int(seed), backend)
+        calibrate(n, repeats, draws, int(seed))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ one's carries (as CHAIN=1 there), 4 chains x 40 draws. CHECK:
 - `raw-ess`: the RMS of z with the gate's MCSE from the bulk ESS (as the daemon) and from
   the ESS of the raw draws (split chains, no ranks; `estimate.bulk_ess` swapped for the run);
 - `warmup`: the RMS of z with 15 (the default), 40 and 80 re-adaptation iterations;
+- `no-run-on`: the RMS of z with the daemon's run-on blocks (extend_max 2) and without;
 - `reference`: two references of 32 x 1,000 draws from other starts and random numbers,
   their difference in units of one 4 x 40 update's MCSE and of their own MCSE (RMS).
 One JSON line per variant."""
@@ -33,9 +34,9 @@ def raw_ess(draws: Any) -> Any:
 
 
 class Setup:
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, series_seed: int = 0) -> None:
         self.n, self.backend = n, select_backend("wgpu")
-        self.series = 0.01 * regime_returns(n, 258, np.random.default_rng(0))
+        self.series = 0.01 * regime_returns(n, 258, np.random.default_rng(series_seed))
         self.keys, self.window = np.arange(n, dtype=np.uint32), self.series[:, 1:257]
 
     def start(self, spec: ModelSpec, seq: int = 1) -> list:
@@ -48,14 +49,20 @@ class Setup:
                        REFERENCE, self.backend)[0]  # fmt: skip
 
     def rms_z(self, spec: ModelSpec, p_ref: Any, repeats: int) -> dict[str, float]:
-        carries, z = self.start(spec), []
+        """REPEATS warm updates chained from a cold start: z = (estimate - reference) /
+        reported MCSE, its RMS, largest and `scale` (median |z| / 0.6745: 1 when honest)."""
+        carries, z, ran_on = self.start(spec), [], 0
         for r in range(repeats):
-            est, after, _ = refresh(self.window, carries, self.keys, 2 + r, 7, spec, self.backend)
+            est, after, info = refresh(self.window, carries, self.keys, 2 + r, 7, spec,
+                                       self.backend)  # fmt: skip
             carries = list(after)
             live = est.p_turbulent_mcse > 1e-4  # not pinned at 0 or 1 by every draw
             z.extend((est.regime_probs[live, -1] - p_ref[live]) / est.p_turbulent_mcse[live])
+            ran_on += info.extended
         return {"rms_z": round(float(np.sqrt(np.mean(np.square(z)))), 3),
-                "max_abs_z": round(float(np.max(np.abs(z))), 2), "counted": len(z)}  # fmt: skip
+                "scale": round(float(np.median(np.abs(z)) / 0.6745), 3),
+                "max_abs_z": round(float(np.max(np.abs(z))), 2), "counted": len(z),
+                "instrument_blocks_run_on": ran_on}  # fmt: skip
 
 
 def main() -> None:
@@ -73,6 +80,10 @@ def main() -> None:
         for warmup in (15, 40, 80):
             z = setup.rms_z(replace(spec, warmup_warm=warmup), p_ref, repeats)
             print(json.dumps({"check": check, "warmup_warm": warmup, **z}))
+    elif check == "no-run-on":
+        for extend_max in (2, 0):
+            z = setup.rms_z(replace(spec, extend_max=extend_max), p_ref, repeats)
+            print(json.dumps({"check": check, "extend_max": extend_max, **z}))
     elif check == "reference":
         other = setup.reference(101)
         est, _, _ = refresh(setup.window, setup.start(spec), setup.keys, 2, 7, spec,
@@ -87,7 +98,8 @@ def main() -> None:
             "rms_in_own_mcse": round(float(np.sqrt(np.mean((d / own) ** 2))), 3),
             "reference_median_ess": round(float(np.median(ref.ess_bulk)), 1)}))  # fmt: skip
     else:
-        raise SystemExit(f"mcse_checks.py: CHECK is raw-ess, warmup or reference, not {check!r}")
+        raise SystemExit("mcse_checks.py: CHECK is raw-ess, warmup, no-run-on or reference, "
+                         f"not {check!r}")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,19 @@ def _replaying(recorded: Any) -> Any:
     return lambda backend, batches: next(recorded)
 
 
+def _replay(recorded: Any, first: Any, windows: Any, keys: Any, spec: Any, backend: Any,
+            ) -> tuple[list[float], list[dict[str, float]]]:  # fmt: skip
+    """One pass over the recorded updates: each update's host ms and its parts."""
+    update.run_together = _replaying(iter(recorded))
+    carries, walls, parts = first, [], []
+    for seq, window in windows:
+        t0 = time.perf_counter()
+        _, carries, info = refresh(window, carries, keys, seq, 7, spec, backend)
+        walls.append(1e3 * (time.perf_counter() - t0))
+        parts.append(info.timings_ms)
+    return walls, parts
+
+
 def compare(recorded: Any, first: Any, windows: Any, keys: Any, spec: Any, backend: Any) -> None:
     """Four replays, the diagnostics on threads and at the end alternated."""
     from runon_blocks import _AtEnd  # noqa: PLC0415 - beside this script
@@ -44,13 +57,7 @@ def compare(recorded: Any, first: Any, windows: Any, keys: Any, spec: Any, backe
     threads = deferred_diagnostics.ThreadPoolExecutor
     for mode in ("threads", "at-end", "threads", "at-end"):
         deferred_diagnostics.ThreadPoolExecutor = threads if mode == "threads" else _AtEnd
-        update.run_together = _replaying(iter(recorded))
-        carries, walls, parts = first, [], []
-        for seq, window in windows:
-            t0 = time.perf_counter()
-            _, carries, info = refresh(window, carries, keys, seq, 7, spec, backend)
-            walls.append(1e3 * (time.perf_counter() - t0))
-            parts.append(info.timings_ms)
+        walls, parts = _replay(recorded, first, windows, keys, spec, backend)
         medians = {k: round(float(np.median([p.get(k, 0.0) for p in parts])), 1)
                    for k in ("summary", "extension", "diagnostics")}  # fmt: skip
         print(json.dumps({"mode": mode, "host_ms_median": round(float(np.median(walls)), 1),
@@ -88,17 +95,13 @@ def main() -> None:
         return
     profile = cProfile.Profile()
     for rep in range(3):
-        update.run_together = _replaying(iter(recorded))
-        carries, walls = first, []
         if rep == 2:
             profile.enable()
-        for seq, window in windows:
-            t0 = time.perf_counter()
-            _, carries, info = refresh(window, carries, keys, seq, 7, spec, backend)
-            walls.append(round(1e3 * (time.perf_counter() - t0), 1))
+        walls, parts = _replay(recorded, first, windows, keys, spec, backend)
         profile.disable()
-        parts = {k: round(v, 1) for k, v in info.timings_ms.items() if k != "device_update"}
-        print(f"pass {rep + 1}: host ms per update {walls}, the last one's parts {parts}")
+        last = {k: round(v, 1) for k, v in parts[-1].items() if k != "device_update"}
+        print(f"pass {rep + 1}: host ms per update {[round(w, 1) for w in walls]}, "
+              f"the last one's parts {last}")
     text = io.StringIO()
     stats = pstats.Stats(profile, stream=text)
     stats.sort_stats("tottime").print_stats(30)
