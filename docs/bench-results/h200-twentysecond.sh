@@ -1,0 +1,44 @@
+#!/bin/sh
+# The twenty-second session's H200 calls (issue 14), 2026-12-03.
+# `one`: does a clock keeper (a pulse kernel on a thread, keep_warm.py) spare a paced warm update the
+# idle clocks? keep_warm.py after 3 s pauses, no keeper and pulses every 10, 50 and 250 ms,
+# of 4,096 and of 65,536 iterations; nvidia-smi's SM clock logged beside it.
+# `two`: what raises the clocks before a paced update? clock_triggers.py, each of a 64 MB
+# buffer made, 64 MB written, a pipeline compiled and a second device requested 100 ms and
+# 500 ms before the update, against nothing.
+# Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np; runs in the working tree.
+set -u
+ROOT=$(pwd)
+SESSION=twentysecond
+TAG=twentysecond-2026-12-03
+. "$(dirname "$0")/h200-lib.sh"
+
+script() {  # script NAME LIMIT SCRIPT ARGS...: a bench script's JSON lines, in this tree
+    name=$1 limit=$2 file=$3
+    shift 3
+    step "$name" "$limit" python3 "$ROOT/docs/bench-results/$file" "$@"
+    grep '^{' "$LOGS/$name.log" >"$OUT/$name-h200-$TAG.jsonl"
+}
+
+case ${1:?one or two} in
+one)
+    nvidia-smi --query-gpu=timestamp,clocks.sm,utilization.gpu --format=csv -lms 100 \
+        >"$OUT/clocks-keep-warm-h200-$TAG.csv" 2>&1 &
+    smi=$!
+    script keep-warm-4096 120 keep_warm.py 3 0,10,50,250 4096 3
+    bundle one
+    script keep-warm-65536 120 keep_warm.py 3 0,10,50,250 65536 3
+    kill $smi
+    bundle one
+    ;;
+two)
+    nvidia-smi --query-gpu=timestamp,clocks.sm,utilization.gpu --format=csv -lms 100 \
+        >"$OUT/clocks-triggers-h200-$TAG.csv" 2>&1 &
+    smi=$!
+    script clock-triggers-100 120 clock_triggers.py 3 100 3 none,buffer,write,pipeline,device
+    bundle two
+    script clock-triggers-500 120 clock_triggers.py 3 500 3 none,buffer,write,pipeline,device
+    kill $smi
+    bundle two
+    ;;
+esac
