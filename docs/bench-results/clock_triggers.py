@@ -21,12 +21,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from regime_model.update import ModelSpec, refresh
+import regime_model  # noqa: F401 - before numpy (regime_model/__init__.py)
 import numpy as np
 
-from gpu_backend.identity import regime_returns
-from gpu_backend.wgpu_backend import WgpuBackend
-from keep_warm import sm_clock
+from keep_warm import Account, sm_clock
 
 MB64 = 64 << 20
 _KERNEL = """
@@ -66,13 +64,8 @@ def triggers(device: Any, adapter: Any) -> dict[str, Callable[[], None]]:
 def main() -> None:
     pause, lead, repeats = float(sys.argv[1]), float(sys.argv[2]) / 1e3, int(sys.argv[3])
     modes = sys.argv[4].split(",")
-    backend, N, T = WgpuBackend(), 54, 256
-    spec = ModelSpec(extend_max=0)
-    returns = 0.01 * regime_returns(N, T + 2 + repeats * len(modes), np.random.default_rng(3))
-    keys = np.arange(N, dtype=np.uint32)
-    _, carries, _ = refresh(returns[:, :T], [None] * N, keys, 0, 1, spec, backend)
-    seq = 1  # one untimed warm update: pipelines and buffers exist before the first timed one
-    _, carries, _ = refresh(returns[:, seq : seq + T], carries, keys, seq, 1, spec, backend)
+    account = Account(repeats * len(modes))
+    backend = account.backend
     import wgpu  # noqa: PLC0415
 
     adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
@@ -80,18 +73,13 @@ def main() -> None:
     rows: dict[str, list[dict[str, object]]] = {m: [] for m in modes}
     for _ in range(repeats):
         for mode in modes:
-            seq += 1
             time.sleep(pause)
             t_act = time.perf_counter()
             act[mode]()
             act_ms = 1e3 * (time.perf_counter() - t_act)
             time.sleep(max(0.0, lead - act_ms / 1e3))
             clock = sm_clock()
-            t0 = time.perf_counter()
-            _, carries, info = refresh(returns[:, seq : seq + T], carries, keys, seq, 1, spec,
-                                       backend)  # fmt: skip
-            wall = 1e3 * (time.perf_counter() - t0)
-            device_ms = round(info.timings_ms["device_update"], 2)
+            wall, device_ms = account.update()
             rows[mode].append({"act_ms": round(act_ms, 2), "sm_mhz": clock,
                                "wall_ms": round(wall, 2), "device_ms": device_ms})  # fmt: skip
     for mode in modes:

@@ -124,34 +124,48 @@ def sm_clock() -> int | None:
     return int(out.split()[0]) if out.strip() else None
 
 
+class Account:
+    """One account of 54 instruments (216 lanes, T 256, K 2) on wgpu, warm, with the
+    returns for `updates` more warm updates; `update()` runs the next: (wall, device) ms."""
+
+    def __init__(self, updates: int) -> None:
+        self.backend, N, self.T = WgpuBackend(), 54, 256
+        self.spec = ModelSpec(extend_max=0)
+        self.returns = 0.01 * regime_returns(N, self.T + 2 + updates, np.random.default_rng(3))
+        self.keys = np.arange(N, dtype=np.uint32)
+        T, keys, spec, backend = self.T, self.keys, self.spec, self.backend
+        _, self.carries, _ = refresh(self.returns[:, :T], [None] * N, keys, 0, 1, spec, backend)
+        self.seq = 0
+        self.update()  # untimed: pipelines and buffers exist before the first timed one
+
+    def update(self) -> tuple[float, float]:
+        self.seq += 1
+        seq, T = self.seq, self.T
+        t0 = time.perf_counter()
+        _, self.carries, info = refresh(self.returns[:, seq : seq + T], self.carries, self.keys,
+                                        seq, 1, self.spec, self.backend)  # fmt: skip
+        wall = 1e3 * (time.perf_counter() - t0)
+        return round(wall, 2), round(info.timings_ms["device_update"], 2)
+
+
 def main() -> None:
     pause, iterations, repeats = float(sys.argv[1]), int(sys.argv[3]), int(sys.argv[4])
     periods = [float(x) for x in sys.argv[2].split(",")]
-    backend, N, T = WgpuBackend(), 54, 256
-    spec = ModelSpec(extend_max=0)
-    returns = 0.01 * regime_returns(N, T + 2 + repeats * len(periods), np.random.default_rng(3))
-    keys = np.arange(N, dtype=np.uint32)
-    _, carries, _ = refresh(returns[:, :T], [None] * N, keys, 0, 1, spec, backend)
-    seq = 1  # one untimed warm update: pipelines and buffers exist before the first timed one
-    _, carries, _ = refresh(returns[:, seq : seq + T], carries, keys, seq, 1, spec, backend)
+    account = Account(repeats * len(periods))
+    backend = account.backend
     device = backend.device.handle
     keepers = {p: ClockKeeper(device, p / 1e3, iterations) for p in periods if p > 0}
     rows: dict[float, list[dict[str, object]]] = {p: [] for p in periods}
     for _ in range(repeats):
         for period in periods:
-            seq += 1
             keeper = keepers.get(period)
             if keeper is not None:
                 keeper.start()
             time.sleep(pause)  # a bench's pause between bars, as a paced daemon waits
             clock = sm_clock()
-            t0 = time.perf_counter()
-            _, carries, info = refresh(returns[:, seq : seq + T], carries, keys, seq, 1, spec,
-                                       backend)  # fmt: skip
-            wall = 1e3 * (time.perf_counter() - t0)
+            wall, device_ms = account.update()
             if keeper is not None:
                 keeper.stop()
-            device_ms = round(info.timings_ms["device_update"], 2)
             rows[period].append({"wall_ms": round(wall, 2), "sm_mhz": clock,
                                  "device_ms": device_ms})  # fmt: skip
     for period in periods:
