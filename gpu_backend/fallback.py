@@ -60,6 +60,15 @@ class FallbackBackend:
     def numerics(self) -> str:
         return self._served.numerics
 
+    def expect_work_in(self, seconds: float) -> None:
+        """The next update is due in `seconds`: the GPU, if in use, gets ready for it."""
+        if self.gpu is not None:
+            self.gpu.expect_work_in(seconds)
+
+    def expect_no_more_work(self) -> None:
+        if self.gpu is not None:
+            self.gpu.expect_no_more_work()
+
     def inject_gpu_fault(self, reason: str = "injected fault: simulated device loss") -> None:
         """Test hook: make the next GPU call fail (no-op while on the CPU)."""
         if self.gpu is not None:

@@ -13,6 +13,7 @@ from functools import partial
 
 import numpy as np
 
+from gpu_backend.clock_wake import ClockWake
 from gpu_backend.shaders.accumulate import Accumulate
 from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD
 from gpu_backend.wgpu_device import Device, open_device
@@ -53,6 +54,7 @@ class WgpuBackend:
         device_update: bool = True,
         lane_threads: int | None = None,
         fuse_moves: bool | None = None,
+        wake_clocks: bool | None = None,
     ) -> None:
         self.device = device if device is not None else open_device()
         if accumulate is None:
@@ -78,6 +80,10 @@ class WgpuBackend:
         self.moved_leapfrog: Callable[..., MovedTrajectories] | None = (
             self._moved_leapfrog if fuse_moves else None
         )
+        # A GPU's clocks are raised just before each bar (clock_wake.py); a CPU has none.
+        if wake_clocks is None:
+            wake_clocks = self.device.info.adapter_type != "CPU"
+        self.clock_wake = ClockWake() if wake_clocks else None
         # y, (block, copies), y_tm blocks
         self._packed: tuple[FloatArray, tuple[int, int], list[F32]] | None = None
 
@@ -89,6 +95,15 @@ class WgpuBackend:
     def numerics(self) -> str:
         sums = "f64" if self.kernels.accumulate == "f64" else "kahan-f32"
         return f"float32 (sums over time: {sums})"
+
+    def expect_work_in(self, seconds: float) -> None:
+        """The next update is due in `seconds` (a paced clock's bar)."""
+        if self.clock_wake is not None:
+            self.clock_wake.expect_work_in(seconds)
+
+    def expect_no_more_work(self) -> None:
+        if self.clock_wake is not None:
+            self.clock_wake.close()
 
     def inject_fault(self, reason: str = "injected fault: simulated device loss") -> None:
         """Test hook: the next GPU call raises as a lost device would."""
@@ -274,19 +289,11 @@ class WgpuBackend:
         else:
             ys = [np.ascontiguousarray(y[lo : lo + step].T, dtype=np.float32)
                   for lo in range(0, L, step)]  # fmt: skip
-        parts = [
-            self.kernels.run(
-                Launch(
-                    entry,
-                    K,
-                    ys[lo // step],
-                    np.ascontiguousarray(theta[lo : lo + step], dtype=np.float32),
-                    width,
-                ),
-                priors,
-            )
-            for lo in range(0, L, step)
-        ]
+        f32 = np.float32
+        parts = [self.kernels.run(Launch(entry, K, ys[lo // step],
+                                         np.ascontiguousarray(theta[lo : lo + step], dtype=f32),
+                                         width), priors)
+                 for lo in range(0, L, step)]  # fmt: skip
         if len(parts) == 1:
             return parts[0]
         return Result(*(np.concatenate(p) for p in zip(*parts, strict=True)))

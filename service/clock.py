@@ -45,6 +45,12 @@ class Clock(Protocol):
         """True when no bar after `t` will ever come (a bounded replay past its end)."""
         ...
 
+    def seconds_until_bar_after(self, t: datetime) -> float | None:
+        """Wall seconds until the first bar after `t` closes (0 if it has), or None where
+        the clock does not wait (a fast clock): what a worker tells its backend, so that
+        a GPU can be made ready just before the work comes."""
+        ...
+
 
 def _positive_interval(interval: timedelta) -> timedelta:
     if interval <= timedelta(0):
@@ -87,6 +93,9 @@ class FastClock:
 
     def is_exhausted_after(self, t: datetime) -> bool:
         return self._end is not None and utc(t) + self._interval > self._end
+
+    def seconds_until_bar_after(self, t: datetime) -> float | None:
+        return None
 
 
 def _wall_now() -> datetime:
@@ -144,6 +153,9 @@ class PacedClock:
 
     def is_exhausted_after(self, t: datetime) -> bool:
         return False
+
+    def seconds_until_bar_after(self, t: datetime) -> float | None:
+        return max(0.0, self._seconds_until(self._first_bar_after(utc(t)), utc(self._now())))
 
     def _bars_closed(self, wall: datetime) -> int:
         """Index n of the newest bar closed at `wall` (negative before the anchor)."""

@@ -159,6 +159,9 @@ def run_worker(
         _trade(trader, clock, cursor, stop, spec, beat, faults, inbox or Inbox())
     finally:
         trader.close()
+        done = getattr(backend, "expect_no_more_work", None)  # a GPU's planned clock wake
+        if done is not None:
+            done()
         broker.close()
         store.close()
     return trader.seq
@@ -198,6 +201,7 @@ def _trade(
             beat.send("retired", trader.seq, supervision.heartbeat_s)  # revived if re-added
             break
         beat.send("beat", trader.seq, supervision.heartbeat_s)
+        _expect_bar(trader, clock, cursor.value)
         bar_time = clock.wait_for_bar_after(cursor.value, stop, timeout=supervision.heartbeat_s)
         if bar_time is None:
             if stop.is_set() or clock.is_exhausted_after(cursor.value):
@@ -219,6 +223,15 @@ def _trade(
     # for hung, and the supervisor counted the kills against its budget and exited 70.
     beat.send("beat", trader.seq, supervision.shutdown_budget_s)
     log.info("worker.stopping", seq=trader.seq, reason=reason)
+
+
+def _expect_bar(trader: Trader, clock: Clock, after: datetime) -> None:
+    """Tell a backend that can get ready (a GPU raising its clocks: gpu_backend/clock_wake.py)
+    when the next bar's update is due; a fast clock's come at once and need no warning."""
+    expect = getattr(trader.backend, "expect_work_in", None)
+    seconds = clock.seconds_until_bar_after(after)
+    if expect is not None and seconds is not None:
+        expect(seconds)
 
 
 def _let_warmup_finish(trader: Trader, beat: Heartbeat, beat_s: float, limit_s: float) -> None:

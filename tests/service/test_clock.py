@@ -118,3 +118,16 @@ def test_paced_clock_accepts_an_unaligned_time_to_wait_after() -> None:
     assert clock.wait_for_bar_after(T0 + 90 * timedelta(seconds=1), threading.Event()) == (
         T0 + 2 * MINUTE
     )
+
+
+def test_paced_clock_says_how_long_until_the_bar_after_a_time_closes() -> None:
+    wall = FakeWall(WALL0 + timedelta(seconds=0.25))
+    clock = PacedClock(MINUTE, 2.0, T0, WALL0, now=wall)
+    assert clock.seconds_until_bar_after(T0) == pytest.approx(1.75)  # bar 1 closes at 2 s
+    assert clock.seconds_until_bar_after(T0 + MINUTE) == pytest.approx(3.75)
+    wall.t = WALL0 + timedelta(seconds=5)  # bar 1 closed 3 s ago: its work is due now
+    assert clock.seconds_until_bar_after(T0) == 0.0
+
+
+def test_fast_clock_never_waits_so_has_no_time_until_a_bar() -> None:
+    assert FastClock(MINUTE).seconds_until_bar_after(T0) is None
