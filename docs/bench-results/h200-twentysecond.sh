@@ -6,6 +6,9 @@
 # `two`: what raises the clocks before a paced update? clock_triggers.py, each of a 64 MB
 # buffer made, 64 MB written, a pipeline compiled and a second device requested 100 ms and
 # 500 ms before the update, against nothing.
+# `three`: the trial round with the clock wake (new22) and without (head22 = d14480f),
+# alternated three times; `bench stages --instruments 268` at new22. `four`: the trial
+# round on wgpu and then on numpy at new22 (the ratio in one call).
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np; runs in the working tree.
 set -u
 ROOT=$(pwd)
@@ -20,7 +23,7 @@ script() {  # script NAME LIMIT SCRIPT ARGS...: a bench script's JSON lines, in 
     grep '^{' "$LOGS/$name.log" >"$OUT/$name-h200-$TAG.jsonl"
 }
 
-case ${1:?one or two} in
+case ${1:?one, two, three or four} in
 one)
     nvidia-smi --query-gpu=timestamp,clocks.sm,utilization.gpu --format=csv -lms 100 \
         >"$OUT/clocks-keep-warm-h200-$TAG.csv" 2>&1 &
@@ -40,5 +43,23 @@ two)
     script clock-triggers-500 120 clock_triggers.py 3 500 3 none,buffer,write,pipeline,device
     kill $smi
     bundle two
+    ;;
+three)
+    N22=scratch/trees/new22
+    H22=scratch/trees/head22
+    for n in 1 2 3; do
+        round $N22 "new22-$n" wgpu 12 3
+        round $H22 "head22-$n" wgpu 12 3
+        bundle three
+    done
+    stages $N22 new22 268
+    bundle three
+    ;;
+four)
+    N22=scratch/trees/new22
+    round $N22 new22-four wgpu 12 3
+    bundle four
+    round $N22 new22-four numpy 5 40
+    bundle four
     ;;
 esac
