@@ -22,7 +22,7 @@ from regime_model.blocks import take_instruments
 from regime_model.estimate import RegimeEstimate, decision_rhat, parameter_diagnostics
 from regime_model.sampler import SampleResult
 from regime_model.spec import ModelSpec
-from regime_model.types import FloatArray, IntArray
+from regime_model.types import BoolArray, FloatArray, IntArray
 
 MAX_THREADS = 4  # a host runs a worker per account: leave the other cores to them
 MIN_SHARE = 8  # instruments: below this a thread's share is not worth its overhead
@@ -58,9 +58,15 @@ def diagnostic_threads() -> int:
 class DeferredDiagnostics:
     """Which run gives each instrument of an update its estimate, and its diagnostics once
     that estimate is final; a context whose exit stops its threads. An instrument that
-    runs on is never diagnosed on the run it discards."""
+    runs on is never diagnosed on the run it discards.
 
-    def __init__(self, n: int, threads: int | None = None) -> None:
+    `every` False diagnoses only the instruments whose final estimate fails the gate; the
+    others keep NaN. The daemon reads these diagnostics only in `model.unconverged`, about
+    those instruments; on the H200 the update waited 19-31 ms at its end for the rest
+    (docs/benchmarks.md, twenty-second session)."""
+
+    def __init__(self, n: int, threads: int | None = None, every: bool = True) -> None:
+        self.every = every
         self.runs: list[tuple[SampleResult, FloatArray, ModelSpec, int]] = []
         self.run_of = np.full(n, -1)
         self.index = np.zeros(n, dtype=np.intp)
@@ -84,10 +90,14 @@ class DeferredDiagnostics:
         self.index[rows] = np.arange(len(rows))
         self.runs.append((result, decision_draws, spec, len(rows)))
 
-    def settle(self, rows: IntArray) -> None:
-        """`rows` (ascending) keep the estimates they have: diagnose them, in the background."""
+    def settle(self, rows: IntArray, converged: BoolArray) -> None:
+        """`rows` (ascending) keep the estimates they have, which pass the gate where
+        `converged` [n]: diagnose them (or, unless `every`, those that fail), in the
+        background."""
         rows = rows[~self.settled[rows]]
         self.settled[rows] = True
+        if not self.every:
+            rows = rows[~converged[rows]]
         for k in np.unique(self.run_of[rows]):
             mine = rows[self.run_of[rows] == k]
             result, decision, spec, n = self.runs[int(k)]
@@ -100,8 +110,8 @@ class DeferredDiagnostics:
                 self.pending.append((share, future))
 
     def diagnose(self, estimate: RegimeEstimate) -> RegimeEstimate:
-        """`estimate` with every instrument's FIELDS from its run."""
-        self.settle(np.arange(len(self.settled)))
+        """`estimate` with every (diagnosed) instrument's FIELDS from its run."""
+        self.settle(np.arange(len(self.settled)), np.asarray(estimate.converged, dtype=bool))
         fields = {f: getattr(estimate, f).copy() for f in FIELDS}
         for mine, future in self.pending:
             for values, found in zip(fields.values(), future.result(), strict=True):

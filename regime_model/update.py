@@ -120,6 +120,7 @@ def refresh(
     seed: int,
     spec: ModelSpec,
     backend: Backend,
+    diagnose_all: bool = True,
 ) -> tuple[RegimeEstimate, list[InstrumentCarry], RefreshInfo]:
     """Refresh every instrument's posterior in one batch; carries[i] None = cold start.
 
@@ -131,10 +132,14 @@ def refresh(
     chains, so that its next update starts wide (regime_model.width: beside the first
     batch, in its submission on a device); a wide instrument runs on only if it fails the
     gate, and narrows back once it would pass narrow. The rest stop after the first run.
+
+    The diagnostics the gate does not read (R-hat, the parameters' ESS: deferred_diagnostics)
+    are of every instrument, or with `diagnose_all` False only of those that fail the gate
+    (the others NaN): all the daemon reads of them.
     """
     returns = np.asarray(returns, dtype=np.float64)
     keys = np.asarray(instrument_keys)
-    with DeferredDiagnostics(len(returns)) as later:
+    with DeferredDiagnostics(len(returns), every=diagnose_all) as later:
         return _refresh(returns, carries, keys, seq, seed, spec, backend, later)
 
 
@@ -165,7 +170,7 @@ def _refresh(
         if not parts:
             break
         running = np.concatenate([r for r, *_ in parts])
-        later.settle(np.setdiff1d(np.arange(len(returns)), running))
+        later.settle(np.setdiff1d(np.arange(len(returns)), running), estimate.converged)
         built = [build_batch(returns, [extension_start(source[i], new[i], E) for i in r],
                              keys[r], seq, seed, more, block, r, first.scales)
                  for r, *_ in parts]  # fmt: skip

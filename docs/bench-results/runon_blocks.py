@@ -8,9 +8,10 @@ run, then one per run-on block) with its lanes and wall time in ms. The device r
 sum against the run-on says how much of the run-on is the device and how much the host
 between blocks. With DIAGNOSTICS=at-end, the deferred diagnostics run when the update asks
 for them, at its end, instead of on their threads beside the update's host work (whether
-those threads slow it, e.g. by holding the GIL). With PROFILE=PATH set, the warm updates
-run under cProfile and PATH gets the functions with the most time of their own, then with
-the most time in all."""
+those threads slow it, e.g. by holding the GIL); with DIAGNOSTICS=unconverged, the
+daemon's update: only the instruments that fail the gate are diagnosed. With PROFILE=PATH
+set, the warm updates run under cProfile and PATH gets the functions with the most time of
+their own, then with the most time in all."""
 
 import cProfile
 import io
@@ -73,6 +74,7 @@ class _AtEnd:
 def main() -> None:
     if os.environ.get("DIAGNOSTICS") == "at-end":
         deferred_diagnostics.ThreadPoolExecutor = _AtEnd  # type: ignore[assignment,misc]
+    failing_only = os.environ.get("DIAGNOSTICS") == "unconverged"
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 54
     backend = select_backend(sys.argv[2] if len(sys.argv) > 2 else "wgpu")
     updates = int(sys.argv[3]) if len(sys.argv) > 3 else 12
@@ -86,7 +88,7 @@ def main() -> None:
         if profile is not None:
             profile.enable()
         _, carries, info = refresh(series[:, seq - 1 : seq + 255], carries, keys, seq, 7,
-                                   spec, backend)
+                                   spec, backend, diagnose_all=not failing_only)
         if profile is not None:
             profile.disable()
         print(json.dumps({"seq": seq, "instruments": n, "backend": backend.name,

@@ -33,9 +33,10 @@ def _decision(instruments: int, seed: int) -> np.ndarray:
     return draws
 
 
-def _undiagnosed(n: int) -> RegimeEstimate:
-    """An estimate whose every field is still NaN."""
-    return RegimeEstimate(*(np.full(n, np.nan) for _ in RegimeEstimate._fields))
+def _undiagnosed(n: int, converged: np.ndarray | None = None) -> RegimeEstimate:
+    """An estimate whose every field is still NaN, but for the gate's verdict (all pass)."""
+    estimate = RegimeEstimate(*(np.full(n, np.nan) for _ in RegimeEstimate._fields))
+    return estimate._replace(converged=np.ones(n, dtype=bool) if converged is None else converged)
 
 
 def test_split_over_threads_the_diagnostics_are_those_of_one_call() -> None:
@@ -59,7 +60,8 @@ def test_an_instrument_is_diagnosed_on_the_run_noted_last_and_only_once_settled(
     rows = np.array([1, 4, 5, 8])
     with DeferredDiagnostics(n, threads=2) as later:
         later.note(np.arange(n), first, first_decision, SPEC)
-        later.settle(np.setdiff1d(np.arange(n), rows))  # these keep the first run's estimate
+        # these keep the first run's estimate
+        later.settle(np.setdiff1d(np.arange(n), rows), np.ones(n, dtype=bool))
         later.note(rows, block, block_decision, SPEC)  # these ran on
         out = later.diagnose(_undiagnosed(n))
     kept = np.setdiff1d(np.arange(n), rows)
@@ -69,3 +71,17 @@ def test_an_instrument_is_diagnosed_on_the_run_noted_last_and_only_once_settled(
     np.testing.assert_array_equal(out.rhat[rows], on_block[0])
     np.testing.assert_array_equal(out.rhat_decision[kept], decision_rhat(first_decision)[kept])
     np.testing.assert_array_equal(out.rhat_decision[rows], decision_rhat(block_decision))
+
+
+def test_unless_every_instrument_is_wanted_only_those_failing_the_gate_are_diagnosed() -> None:
+    n = 2 * MIN_SHARE
+    run, decision = _run(n, 4), _decision(n, 4)
+    converged = np.arange(n) % 3 != 0  # a third fail the gate
+    with DeferredDiagnostics(n, threads=2, every=False) as later:
+        later.note(np.arange(n), run, decision, SPEC)
+        out = later.diagnose(_undiagnosed(n, converged))
+    wholes = (*parameter_diagnostics(run, SPEC), decision_rhat(decision))
+    for name, whole in zip(("rhat", "ess_bulk", "ess_tail", "rhat_decision"), wholes,
+                           strict=True):  # fmt: skip
+        np.testing.assert_array_equal(getattr(out, name)[~converged], whole[~converged])
+        assert np.isnan(getattr(out, name)[converged]).all(), name
