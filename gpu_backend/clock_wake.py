@@ -10,15 +10,21 @@ context): opening one 0.1 or 0.5 s before the update ran it at 1,980 MHz in 6.3 
 (docs/benchmarks.md, "Waking the GPU's clocks before a bar"). Opening one costs about
 90 ms of a host thread and nothing on the GPU.
 
-A CPU adapter (lavapipe) has no clocks to raise; the backend wakes only a GPU's.
+A CPU adapter (lavapipe) has no clocks to raise; the backend wakes only a GPU's. The
+clocks are the GPU's, not a process's: of the workers of one host, which wake for the same
+bar at the same moment, one opens the device and the others find it done (`OncePerHost`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import gc
+import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -54,12 +60,54 @@ class ThrowawayDevice:
         gc.collect(1)
 
 
+# One file per user and host: whoever holds its lock is waking the GPU; it keeps the wall
+# time of the last wake. Within RECENT_S of one (less than the ~4 s the clocks then stay
+# up, more than the workers of one bar are apart) there is nothing to do.
+HOST_WAKE_FILE = Path(tempfile.gettempdir()) / f"regime-trader-gpu-wake-{os.getuid()}"
+RECENT_S = 2.0
+
+
+class OncePerHost:
+    """`wake` unless another process of this host is doing it or did it within `recent_s`.
+
+    Without it, 80 workers of one host (docs/scaling.md) would each open a device at every
+    bar: 80 x 90 ms of host time and 80 contexts' memory on the GPU at once, for one wake."""
+
+    def __init__(
+        self, wake: Callable[[], Any], path: Path = HOST_WAKE_FILE, recent_s: float = RECENT_S
+    ) -> None:
+        self._wake, self.path, self.recent_s = wake, path, recent_s
+        self.opened = 0  # wakes this process did itself
+
+    def __call__(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return  # another worker is waking the GPU now
+            last = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            try:
+                recent = time.time() - float(last) < self.recent_s
+            except ValueError:  # a new (empty) or damaged file: no wake on record
+                recent = False
+            if recent:
+                return
+            self._wake()
+            stamp = f"{time.time():.6f}".encode()
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, stamp, 0)
+            self.opened += 1
+        finally:
+            os.close(fd)  # and with it the lock
+
+
 class ClockWake:
     """`expect_work_in(seconds)`: wake the GPU `lead_s` before then (at once if sooner)."""
 
     def __init__(self, lead_s: float = WAKE_LEAD_S, wake: Callable[[], Any] | None = None) -> None:
         self.lead_s = lead_s
-        self._wake = wake if wake is not None else ThrowawayDevice()
+        self._wake = wake if wake is not None else OncePerHost(ThrowawayDevice())
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._due: float | None = None  # monotonic time of the work the last plan was for

@@ -1,15 +1,20 @@
 """A GPU's clocks are raised just before each paced update: a throwaway device, opened and
-released on a timer thread `lead_s` ahead of the work, once per bar; a CPU adapter is left
-alone; the device a wake opens is freed, so a wake per bar for weeks holds no memory."""
+released on a timer thread `lead_s` ahead of the work, once per bar and host (the clocks
+are the GPU's); a CPU adapter is left alone; the device a wake opens is freed, so a wake
+per bar for weeks holds no memory."""
 
 from __future__ import annotations
 
+import fcntl
 import gc
+import os
 import threading
+import time
+from pathlib import Path
 
 from wgpu_fixtures import fixture_gpu_device  # noqa: F401 - fixture
 
-from gpu_backend.clock_wake import ClockWake, ThrowawayDevice
+from gpu_backend.clock_wake import ClockWake, OncePerHost, ThrowawayDevice
 from gpu_backend.fallback import FallbackBackend
 from gpu_backend.numpy_backend import NumpyBackend
 from gpu_backend.wgpu_backend import WgpuBackend
@@ -62,6 +67,30 @@ def test_a_failing_wake_is_logged_once_and_stops_the_wakes() -> None:
     assert wake.plans == 1 and wake.wakes == 0
 
 
+def test_one_wake_per_host_serves_every_worker_of_a_bar(tmp_path: Path) -> None:
+    wakes, path = Wakes(), tmp_path / "gpu-wake"
+    first, second = OncePerHost(wakes, path, recent_s=60.0), OncePerHost(wakes, path, 60.0)
+    first()  # no wake on record: this worker opens the device
+    second()  # another worker, same bar: done already
+    assert (wakes.count, first.opened, second.opened) == (1, 1, 0)
+    path.write_text(f"{time.time() - 61.0:.6f}")  # the last wake was a bar ago
+    second()
+    assert (wakes.count, second.opened) == (2, 1)
+
+
+def test_a_wake_in_progress_elsewhere_is_not_repeated(tmp_path: Path) -> None:
+    wakes, path = Wakes(), tmp_path / "gpu-wake"
+    held = os.open(path, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another process is opening its device now
+        OncePerHost(wakes, path)()
+        assert wakes.count == 0
+    finally:
+        os.close(held)
+    OncePerHost(wakes, path)()  # free again, and no wake on record
+    assert wakes.count == 1
+
+
 def test_a_throwaway_device_is_freed_after_each_wake(gpu_device: Device) -> None:
     def live_devices() -> int:
         return sum(type(o).__name__ == "GPUDevice" for o in gc.get_objects())
@@ -80,7 +109,7 @@ def test_a_gpu_backend_wakes_its_clocks_and_a_cpu_adapter_does_not(gpu_device: D
     woken = WgpuBackend(gpu_device, device_update=False, wake_clocks=True)
     assert woken.clock_wake is not None
     fallback = FallbackBackend(lambda: woken, NumpyBackend())
-    fallback.expect_work_in(0.0)  # due now: the backend's wake opens a real device at once
+    fallback.expect_work_in(0.0)  # due now: the backend wakes the GPU at once
     assert woken.clock_wake.woken.wait(DEADLINE_S)
     assert woken.clock_wake.wakes == 1
     fallback.expect_no_more_work()
