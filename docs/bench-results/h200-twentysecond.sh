@@ -9,6 +9,10 @@
 # `three`: the trial round with the clock wake (new22) and without (head22 = d14480f),
 # alternated three times; `bench stages --instruments 268` at new22. `four`: the trial
 # round on wgpu and then on numpy at new22 (the ratio in one call).
+# `five`: the trial round at new22b = f33a71d (the worker diagnoses only the instruments
+# that fail the gate) and new22 alternated twice; then runon_blocks.py at 54 and 268
+# instruments in the daemon's mode at new22b, under cProfile (where the summary's and the
+# run-on's host time goes).
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np; runs in the working tree.
 set -u
 ROOT=$(pwd)
@@ -23,7 +27,7 @@ script() {  # script NAME LIMIT SCRIPT ARGS...: a bench script's JSON lines, in 
     grep '^{' "$LOGS/$name.log" >"$OUT/$name-h200-$TAG.jsonl"
 }
 
-case ${1:?one, two, three or four} in
+case ${1:?one, two, three, four or five} in
 one)
     nvidia-smi --query-gpu=timestamp,clocks.sm,utilization.gpu --format=csv -lms 100 \
         >"$OUT/clocks-keep-warm-h200-$TAG.csv" 2>&1 &
@@ -61,5 +65,22 @@ four)
     bundle four
     round $N22 new22-four numpy 5 40
     bundle four
+    ;;
+five)
+    N22=scratch/trees/new22
+    B22=scratch/trees/new22b
+    for n in 1 2; do
+        round $B22 "new22b-$n" wgpu 12 3
+        round $N22 "new22-five-$n" wgpu 12 3
+        bundle five
+    done
+    for n in 54 268; do
+        (cd $B22 && export DIAGNOSTICS=unconverged \
+            PROFILE="$OUT/runon-profile-$n-h200-$TAG.txt" PYTHONPATH="$(pwd):$PYTHONPATH" &&
+            step "runon-profile-$n" 100 python3 "$ROOT/docs/bench-results/runon_blocks.py" \
+                "$n" wgpu 12)
+        grep '^{' "$LOGS/runon-profile-$n.log" >"$OUT/runon-profile-$n-h200-$TAG.jsonl"
+    done
+    bundle five
     ;;
 esac
