@@ -111,7 +111,7 @@ class ClockWake:
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._due: float | None = None  # monotonic time of the work the last plan was for
-        self._failed = False
+        self._ended = False  # closed, or a wake failed: nothing more is planned
         self.plans = 0  # wakes planned (one per bar's work)
         self.wakes = 0
         self.wake_s = 0.0  # host time spent waking, all wakes together
@@ -121,7 +121,7 @@ class ClockWake:
     def expect_work_in(self, seconds: float) -> None:
         due = time.monotonic() + max(0.0, seconds)
         with self._lock:
-            if self._failed or (self._due is not None and abs(due - self._due) < _SAME_WORK_S):
+            if self._ended or (self._due is not None and abs(due - self._due) < _SAME_WORK_S):
                 return
             if self._timer is not None:
                 self._timer.cancel()  # planned for other work: this comes first
@@ -136,7 +136,7 @@ class ClockWake:
         """No more wakes; one in progress is waited for (its device released before the
         process tears wgpu down)."""
         with self._lock:
-            self._failed, timer, self._timer = True, self._timer, None
+            self._ended, timer, self._timer = True, self._timer, None
         if timer is not None:
             timer.cancel()
             timer.join()
@@ -147,7 +147,7 @@ class ClockWake:
             self._wake()
         except Exception as error:  # a wake is an optimisation, never the update's fault
             with self._lock:
-                self._failed = True
+                self._ended = True
             self.stopped.set()
             log.warning("gpu.clock_wake_failed", error=str(error),
                         next="no more wakes: paced updates run at idle clocks")  # fmt: skip
