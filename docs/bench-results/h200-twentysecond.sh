@@ -13,6 +13,9 @@
 # that fail the gate) and new22 alternated twice; then runon_blocks.py at 54 and 268
 # instruments in the daemon's mode at new22b, under cProfile (where the summary's and the
 # run-on's host time goes).
+# `six` (written after the budget was spent; not run this session): shared_device.py,
+# five accounts of 54 in one process, serial, on threads and as one batch of 270, back
+# to back and 3 s apart with the clock wake.
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np; runs in the working tree.
 set -u
 ROOT=$(pwd)
@@ -27,7 +30,7 @@ script() {  # script NAME LIMIT SCRIPT ARGS...: a bench script's JSON lines, in 
     grep '^{' "$LOGS/$name.log" >"$OUT/$name-h200-$TAG.jsonl"
 }
 
-case ${1:?one, two, three, four or five} in
+case ${1:?one, two, three, four, five or six} in
 one)
     nvidia-smi --query-gpu=timestamp,clocks.sm,utilization.gpu --format=csv -lms 100 \
         >"$OUT/clocks-keep-warm-h200-$TAG.csv" 2>&1 &
@@ -82,5 +85,11 @@ five)
         grep '^{' "$LOGS/runon-profile-$n.log" >"$OUT/runon-profile-$n-h200-$TAG.jsonl"
     done
     bundle five
+    ;;
+six)
+    script shared-device-0 150 shared_device.py 5 54 6 0 0
+    bundle six
+    script shared-device-3 150 shared_device.py 5 54 6 3 0.5
+    bundle six
     ;;
 esac
