@@ -37,6 +37,9 @@ WAKE_LEAD_S = 1.0
 # Calls within this of an already planned wake are for the same work (a worker asks
 # again after each heartbeat while it waits for the same bar).
 _SAME_WORK_S = 0.1
+# Work due sooner than this gets no wake: the device would open after the work began (a
+# worker catching up on missed bars, back to back, whose GPU is not idle anyway).
+TOO_LATE_S = 0.2
 
 
 class ThrowawayDevice:
@@ -119,7 +122,9 @@ class ClockWake:
         self.stopped = threading.Event()  # set once a wake failed: no more are planned
 
     def expect_work_in(self, seconds: float) -> None:
-        due = time.monotonic() + max(0.0, seconds)
+        if seconds < TOO_LATE_S:
+            return
+        due = time.monotonic() + seconds
         with self._lock:
             if self._ended or (self._due is not None and abs(due - self._due) < _SAME_WORK_S):
                 return

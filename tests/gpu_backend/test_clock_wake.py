@@ -43,6 +43,13 @@ def test_work_due_sooner_than_the_lead_wakes_the_gpu_at_once() -> None:
     assert wake.woken.wait(DEADLINE_S) and wake.wakes == 1
 
 
+def test_work_already_due_gets_no_wake() -> None:
+    wakes = Wakes()
+    wake = ClockWake(lead_s=1.0, wake=wakes)
+    wake.expect_work_in(0.0)  # a worker catching up: the update starts now, the GPU is busy
+    assert wake.plans == 0
+
+
 def test_the_same_bar_asked_for_again_is_planned_once_and_a_new_bar_replaces_it() -> None:
     wakes = Wakes()
     wake = ClockWake(lead_s=1.0, wake=wakes)
@@ -52,7 +59,7 @@ def test_the_same_bar_asked_for_again_is_planned_once_and_a_new_bar_replaces_it(
     wake.expect_work_in(7200.0)
     assert wake.plans == 2
     wake.close()  # the worker stops: nothing is left planned, and no more is planned
-    wake.expect_work_in(0.0)
+    wake.expect_work_in(0.5)
     assert wake.plans == 2 and wakes.count == 0
 
 
@@ -60,8 +67,8 @@ def test_a_failing_wake_is_logged_once_and_stops_the_wakes() -> None:
     def broken() -> None:
         raise RuntimeError("no adapter")
 
-    wake = ClockWake(lead_s=0.0, wake=broken)
-    wake.expect_work_in(0.0)
+    wake = ClockWake(lead_s=1.0, wake=broken)
+    wake.expect_work_in(0.5)
     assert wake.stopped.wait(DEADLINE_S)
     wake.expect_work_in(5.0)  # another bar: nothing planned
     assert wake.plans == 1 and wake.wakes == 0
@@ -109,9 +116,9 @@ def test_a_gpu_backend_wakes_its_clocks_and_a_cpu_adapter_does_not(gpu_device: D
     woken = WgpuBackend(gpu_device, device_update=False, wake_clocks=True)
     assert woken.clock_wake is not None
     fallback = FallbackBackend(lambda: woken, NumpyBackend())
-    fallback.expect_work_in(0.0)  # due now: the backend wakes the GPU at once
+    fallback.expect_work_in(0.5)  # due in less than the lead: the backend wakes it at once
     assert woken.clock_wake.woken.wait(DEADLINE_S)
     assert woken.clock_wake.wakes == 1
     fallback.expect_no_more_work()
-    fallback.expect_work_in(0.0)
+    fallback.expect_work_in(0.5)
     assert woken.clock_wake.plans == 1
