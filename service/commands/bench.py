@@ -135,13 +135,19 @@ def _model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shape", choices=sorted(SHAPES), default="small")
     parser.add_argument("--backend", default="numpy")
     parser.add_argument("--trajectory", choices=("jitter", "chees"), default="jitter")
+    parser.add_argument(
+        "--chained-updates", type=int, default=5, metavar="R",
+        help="R warm updates of one window, their chains joined, for the worst instrument's "
+        "ESS from chains of R x 40 draws (5: the NumPyro peer's 200); 0: skip",
+    )  # fmt: skip
     add_output_flags(parser, "the figures")
     parser.set_defaults(handler=model_handler)
 
 
 def model_handler(args: argparse.Namespace) -> int:
     logs_to_stderr()
-    emit(run(args.shape, args.backend, args.trajectory, progress_at_tty("bench model")), args)
+    emit(run(args.shape, args.backend, args.trajectory, progress_at_tty("bench model"),
+             args.chained_updates), args)  # fmt: skip
     return 0
 
 
@@ -211,31 +217,38 @@ def _no_progress(done: int, total: int) -> None:
 
 
 def run(
-    shape: str, backend_name: str, trajectory: str, progress: Progress | None = None
+    shape: str, backend_name: str, trajectory: str, progress: Progress | None = None,
+    chained_updates: int = 0,
 ) -> dict[str, Any]:
     import numpy as np  # noqa: PLC0415 - numpy and the model load for this command only
 
     from gpu_backend import select_backend  # noqa: PLC0415
+    from gpu_backend.bench.chained_ess import chained_ess  # noqa: PLC0415
     from regime_model.update import ModelSpec, refresh  # noqa: PLC0415
 
     N = SHAPES[shape]
     backend = select_backend(backend_name)
     returns = _synthetic_returns(N)
     spec = ModelSpec(trajectory=trajectory)
-    step = progress or _no_progress  # three stages: the gradients, a cold and a warm update
-    step(0, 3)
+    # four stages: the gradients, a cold and a warm update, the chained warm updates
+    step = progress or _no_progress
+    step(0, 4)
     rate = _gradient_rate(backend, returns, spec)
-    step(1, 3)
+    step(1, 4)
     keys = np.arange(N)
     t0 = time.perf_counter()
     est, carries, info = refresh(returns[:, :WINDOW], [None] * N, keys, 1, 7, spec, backend)
     cold_s = time.perf_counter() - t0
     cold_acceptance = float(est.acceptance.mean())
-    step(2, 3)
+    step(2, 4)
     t0 = time.perf_counter()
-    est, _, warm_info = refresh(returns[:, 1 : WINDOW + 1], carries, keys, 2, 7, spec, backend)
+    est, carries, warm_info = refresh(returns[:, 1 : WINDOW + 1], carries, keys, 2, 7, spec,
+                                      backend)  # fmt: skip
     warm_s = time.perf_counter() - t0
-    step(3, 3)
+    step(3, 4)
+    chained = {} if chained_updates < 1 else chained_ess(
+        backend, returns[:, 1 : WINDOW + 1], carries, keys, 3, 7, spec, chained_updates)
+    step(4, 4)
     return {
         "shape": shape,
         "instruments": N,
@@ -261,6 +274,9 @@ def run(
         "warm_ess_bulk_min": float(est.ess_bulk.min()),
         "warm_min_ess_per_s": round(float(est.ess_bulk.min()) / warm_s, 2),
         "warm_ess_per_s_per_instrument_median": round(float(np.median(est.ess_bulk)) / warm_s, 2),
+        # The same from chains long enough to see a slow instrument's autocorrelation:
+        # `chained_updates` warm updates of one window, joined (gpu_backend/bench/chained_ess.py).
+        **chained,
         "warm_ess_per_gradient_call_median": round(
             float(np.median(est.ess_bulk)) / warm_info.gradient_evals, 4
         ),

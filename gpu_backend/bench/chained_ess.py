@@ -1,0 +1,81 @@
+"""The worst instrument's bulk ESS per second, from chains long enough to see it.
+
+One warm update's chains (4 x 40 draws: split chains of 20) see autocorrelation out to
+about 20 lags. The slowest of 268 instruments mixes more slowly than that: its ESS from
+one update was 2.4x what 1,000 draws per chain gave (docs/benchmarks.md, twenty-first
+session), and the NumPyro ratio with it. Here `updates` warm updates on ONE window (a
+fixed posterior) run one after another, each from the last one's carries, and every
+chain's kept draws are joined: 5 updates give 4 chains x 200 draws, what the NumPyro peer
+keeps (docs/benchmarks.md, "Sampler efficiency against NumPyro"). Every instrument runs
+narrow (its carry's first `spec.chains` chains) and without run-on blocks, so that each
+update's lanes are the same chains; the time is the updates' whole wall time, their
+step-size re-adaptation included.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from regime_model.backend import Backend, UpdateBatch
+from regime_model.diagnostics import convergence
+from regime_model.sampler import SampleResult
+from regime_model.update import InstrumentCarry, ModelSpec, refresh
+
+
+class _Recording:
+    """`backend`, keeping the draws of every run it makes for an update."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self.draws: list[np.ndarray] = []
+
+    def run_update(self, batch: UpdateBatch) -> SampleResult:
+        result = self._backend.run_update(batch)
+        self.draws.append(result.draws)
+        return result
+
+    def __getattr__(self, name: str) -> Any:  # everything else is the backend's own
+        return getattr(self._backend, name)
+
+
+def chained_ess(
+    backend: Backend,
+    window: np.ndarray,
+    carries: Sequence[InstrumentCarry],
+    keys: np.ndarray,
+    first_seq: int,
+    seed: int,
+    spec: ModelSpec,
+    updates: int,
+) -> dict[str, Any]:
+    """`updates` warm updates of `window` [N, T] from `carries`, as the figures below."""
+    C, N = spec.chains, len(window)
+    narrow = replace(spec, extend_max=0)
+    chained: list[InstrumentCarry | None] = [
+        InstrumentCarry(c.position[:C], c.step_size[:C], c.inv_mass) for c in carries
+    ]
+    recording = _Recording(backend)
+    runs: list[np.ndarray] = []
+    t0 = time.perf_counter()
+    for k in range(updates):
+        recording.draws.clear()
+        _, new, _ = refresh(window, chained, keys, first_seq + k, seed, narrow,
+                            recording)  # fmt: skip
+        chained = list(new)
+        (draws,) = recording.draws  # every instrument narrow, no run-on: one run
+        runs.append(draws.reshape(N, C, spec.draws, -1))
+    seconds = time.perf_counter() - t0
+    ess = convergence(np.concatenate(runs, axis=2)).ess_bulk.min(axis=1)  # worst parameter
+    return {
+        "chained_updates": updates,
+        "chained_draws_per_chain": updates * spec.draws,
+        "chained_seconds": round(seconds, 3),
+        "chained_ess_bulk_min": float(ess.min()),
+        "chained_ess_bulk_median": float(np.median(ess)),
+        "chained_min_ess_per_s": round(float(ess.min()) / seconds, 2),
+    }
