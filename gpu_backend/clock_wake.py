@@ -122,6 +122,8 @@ class ClockWake:
         self.stopped = threading.Event()  # set once a wake failed: no more are planned
 
     def expect_work_in(self, seconds: float) -> None:
+        """Plan a wake for work due in `seconds`: none if it is due within TOO_LATE_S, one
+        for the same work asked for again, a new one (replacing the plan) for other work."""
         if seconds < TOO_LATE_S:
             return
         due = time.monotonic() + seconds
