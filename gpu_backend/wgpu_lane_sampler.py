@@ -11,7 +11,7 @@ invocation's loops) the run is split into several dispatches of one submission.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -51,6 +51,16 @@ from gpu_backend.wgpu_sampler import (
 from regime_model.backend import UpdateBatch
 from regime_model.sampler import SampleResult
 from regime_model.types import PredictiveBatch
+
+
+class Prepared(NamedTuple):
+    """A run recorded and its inputs written, waiting for its submission."""
+
+    plan: Plan
+    K: int
+    readback: Any  # the buffer its results are copied to
+    commands: Any  # the finished command buffer
+
 
 _HMM_ROLES = ("params", "y", "theta", "value", "vec", "scratch")
 _ROLES = ("s_params", "s_float", "s_word", "s_steps", "s_out", "s_pred", "s_ring", "s_scale",
@@ -141,6 +151,13 @@ class LaneSampler:
         return self._hmm_group[1], self._own_group[1]
 
     def _run(self, batch: UpdateBatch, p: Plan) -> tuple[Readout, PredictiveBatch]:
+        prepared = self.prepare(batch, p)
+        self.hmm.device.handle.queue.submit([prepared.commands])
+        return self.finish(prepared)
+
+    def prepare(self, batch: UpdateBatch, p: Plan) -> Prepared:
+        """The batch's inputs written to its buffers and its run recorded, not submitted:
+        `run_in_one_submission` submits several samplers' runs together."""
         L, T, D, window = p.lanes, batch.y.shape[1], p.D, batch.window
         # With the batch's returns window, y is built on the device from the ring (an
         # extension block's instruments picked by `rows`); without it (a batch not of one
@@ -164,10 +181,16 @@ class LaneSampler:
         budget = self.budget(K, T, D)
         write_state(queue, buffers, p, batch.config.target_accept, ring, budget)
         dispatches = len(dispatch_starts(p.steps, p.shift, budget))
-        queue.submit([self._encode(buffers, K, T, p, dispatches)])
+        commands = self._encode(buffers, K, T, p, dispatches)
         self.submissions += 1
         self.dispatches += dispatches
-        readout, raw = read_state(self.hmm, buffers["s_readback"], p, _pred_bytes(p, K))
+        return Prepared(p, K, buffers["s_readback"], commands)
+
+    def finish(self, prepared: Prepared) -> tuple[Readout, PredictiveBatch]:
+        """A submitted run's read back, checked: the draws and each draw's predictive."""
+        p, K = prepared.plan, prepared.K
+        L = p.lanes
+        readout, raw = read_state(self.hmm, prepared.readback, p, _pred_bytes(p, K))
         ended = readout.words[:, U_IT]
         if L and (ended != p.warmup + p.draws).any():
             raise RuntimeError(

@@ -1,0 +1,52 @@
+"""Several backends' warm runs in ONE submission of the device they share: what a process
+serving every account of a host would submit at a bar.
+
+Each backend keeps its own buffers, returns ring and pipelines; the runs are recorded
+apart (`LaneSampler.prepare`), submitted together, and read back apart, so each result is
+the bits of the same run alone (tests/gpu_backend/test_joint_submission.py). Whether the
+GPU then runs them side by side, as it cannot for separate processes' contexts, is what
+docs/bench-results/shared_device.py measures.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from gpu_backend.wgpu_backend import WgpuBackend
+from gpu_backend.wgpu_inputs import constant_terms
+from gpu_backend.wgpu_sampler import plan, sample_result
+from regime_model.backend import UpdateBatch
+from regime_model.sampler import SampleResult
+
+
+def run_in_one_submission(runs: Sequence[tuple[WgpuBackend, UpdateBatch]]) -> list[SampleResult]:
+    """Each (backend, batch)'s `run_update`, in one submission. Every backend must share
+    one device and run its batch with the one-dispatch lane sampler."""
+    if not runs:
+        return []
+    device = runs[0][0].device
+    for backend, batch in runs:
+        sampler = backend.lane_sampler
+        if backend.device is not device or sampler is None or not sampler.fits(batch) \
+                or not backend.runs_on_device(batch):  # fmt: skip
+            raise ValueError(
+                "run_in_one_submission: every backend must share the first one's device and "
+                f"run its batch in its lane sampler; {backend.adapter!r} cannot"
+            )
+    t0 = time.perf_counter()
+
+    def joint() -> list[SampleResult]:
+        prepared = [b.lane_sampler.prepare(batch, plan(batch))  # type: ignore[union-attr]
+                    for b, batch in runs]  # fmt: skip
+        device.handle.queue.submit([p.commands for p in prepared])
+        read = [b.lane_sampler.finish(p)  # type: ignore[union-attr]
+                for (b, _), p in zip(runs, prepared, strict=True)]  # fmt: skip
+        ms = 1e3 * (time.perf_counter() - t0)
+        out = []
+        for (_, batch), p, (readout, pred) in zip(runs, prepared, read, strict=True):
+            const = constant_terms(batch.n_states, len(batch.y[0]), batch.priors)
+            out.append(sample_result(batch, p.plan, readout, const, ms)._replace(predictive=pred))
+        return out
+
+    return runs[0][0].kernels.guarded(joint)
