@@ -14,8 +14,9 @@
 # instruments in the daemon's mode at new22b, under cProfile (where the summary's and the
 # run-on's host time goes).
 # `six` (written after the budget was spent; not run this session): shared_device.py,
-# five accounts of 54 in one process, serial, on threads and as one batch of 270, back
-# to back and 3 s apart with the clock wake.
+# five accounts of 54 in one process, serial, on threads, on threads with their runs
+# gathered into one submission, and as one batch of 270, back to back and 3 s apart
+# with the clock wake.
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np; runs in the working tree.
 set -u
 ROOT=$(pwd)
