@@ -172,3 +172,33 @@ def compare_draw_phase(
     passed = mismatches == 0 and err <= DRAW_TOL and rate_err <= SHIFT_RATE_TOL
     return DrawAgreement(L, S, mismatches, err, passed, shifted, rate_err)
 
+
+
+class JointAgreement(NamedTuple):
+    accounts: int
+    lanes: int
+    runs_differing: int  # runs whose draws differ in any bit from the same run alone
+    passed: bool
+
+
+def compare_joint_submission(gpu: Backend, cpu: Backend, spec: ModelSpec) -> JointAgreement:
+    """Two accounts' warm runs (a backend each, on `gpu`'s device) in one submission
+    against each run alone: the same bits (gpu_backend.joint_submission). A CPU adapter
+    runs them with the lane sampler at 8 threads a lane, a GPU at its own count."""
+    from gpu_backend.joint_submission import run_in_one_submission  # noqa: PLC0415
+    from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415 - imports wgpu
+
+    device = getattr(gpu, "device")  # noqa: B009 - a WgpuBackend's
+    threads = getattr(gpu, "kernels").lane_threads or 8  # noqa: B009
+    backends = [WgpuBackend(device, lane_threads=threads, wake_clocks=False) for _ in range(2)]
+    batches = []
+    for n, seed in ((3, 11), (2, 12)):  # accounts of their own returns, keys and seeds
+        series = 0.01 * regime_returns(n, spec.window + 1, np.random.default_rng(seed))
+        returns, carries = _warm_start(cpu, spec, n, series)
+        batches.append(build_batch(returns, carries, np.arange(n), 2, seed, spec)[0])
+    alone = [b.run_update(x) for b, x in zip(backends, batches, strict=True)]
+    together = run_in_one_submission(list(zip(backends, batches, strict=True)))
+    differing = sum(not np.array_equal(a.draws, t.draws)
+                    for a, t in zip(alone, together, strict=True))  # fmt: skip
+    lanes = sum(len(b.y) for b in batches)
+    return JointAgreement(len(batches), lanes, differing, differing == 0)

@@ -40,6 +40,7 @@ def _run(quick: bool) -> dict[str, Any]:
     from gpu_backend.numpy_backend import NumpyBackend  # noqa: PLC0415
     from gpu_backend.sampler_agreement import (  # noqa: PLC0415
         compare_draw_phase,
+        compare_joint_submission,
         compare_samplers,
         compare_warm_samplers,
     )
@@ -63,7 +64,9 @@ def _run(quick: bool) -> dict[str, Any]:
     shifted = compare_draw_phase(gpu, cpu, spec, series=noise)._asdict()
     shifted["passed"] = bool(shifted["passed"]) and shifted["shifted_lanes"] > 0
     warm = compare_warm_samplers(gpu, cpu, spec, replicates=4 if quick else 6)._asdict()
-    checks = (agreement, draws, shifted, warm)
+    # Two accounts' warm runs in one submission, each the bits of its run alone.
+    joint = compare_joint_submission(gpu, cpu, spec)._asdict()
+    checks = (agreement, draws, shifted, warm, joint)
     passed = all(p["passed"] for p in points) and all(bool(c["passed"]) for c in checks)
     return {
         "adapter": info.adapter,
@@ -76,6 +79,7 @@ def _run(quick: bool) -> dict[str, Any]:
         "warm_draws": draws,
         "shift_draws": shifted,
         "warm_sampler": warm,
+        "joint_submission": joint,
         "passed": passed,
     }
 
@@ -93,7 +97,7 @@ def _lines(report: Any) -> list[str]:
         for p in report["points"]
     ]
     s, d, w = report["sampler"], report["warm_draws"], report["warm_sampler"]
-    x = report["shift_draws"]
+    x, j = report["shift_draws"], report["joint_submission"]
     return [*lines,
         f"sampler  {s['replicates']} replicates x {s['instruments']} instruments: max |z| "
         f"{s['max_abs_z']:.2f} (numpy {s['cpu_seconds']:.1f} s, wgpu {s['gpu_seconds']:.1f} s)"
@@ -106,6 +110,9 @@ def _lines(report: Any) -> list[str]:
         f"{x['decision_mismatches']} accept decisions differ, max draw err "
         f"{x['max_draw_err']:.1e}, move's acceptance err {x['max_shift_rate_err']:.1e}"
         f"  {'ok' if x['passed'] else 'FAIL'}",
+        f"joint    {j['accounts']} accounts ({j['lanes']} chains) in one submission: "
+        f"{j['runs_differing']} runs differ from the same run alone"
+        f"  {'ok' if j['passed'] else 'FAIL'}",
         "PASS" if report["passed"] else "FAIL",
     ]  # fmt: skip
 
