@@ -117,7 +117,6 @@ class ClockWake:
         self._ended = False  # closed, or a wake failed: nothing more is planned
         self.plans = 0  # wakes planned (one per bar's work)
         self.wakes = 0
-        self.wake_s = 0.0  # host time spent waking, all wakes together
         self.woken = threading.Event()  # set after each wake
         self.stopped = threading.Event()  # set once a wake failed: no more are planned
 
@@ -149,7 +148,6 @@ class ClockWake:
             timer.join()
 
     def _run(self) -> None:
-        t0 = time.perf_counter()
         try:
             self._wake()
         except Exception as error:  # a wake is an optimisation, never the update's fault
@@ -159,6 +157,5 @@ class ClockWake:
             log.warning("gpu.clock_wake_failed", error=str(error),
                         next="no more wakes: paced updates run at idle clocks")  # fmt: skip
             return
-        self.wake_s += time.perf_counter() - t0
         self.wakes += 1
         self.woken.set()

@@ -61,13 +61,16 @@ class FallbackBackend:
         return self._served.numerics
 
     def expect_work_in(self, seconds: float) -> None:
-        """The next update is due in `seconds`: the GPU, if in use, gets ready for it."""
-        if self.gpu is not None:
-            self.gpu.expect_work_in(seconds)
+        """The next update is due in `seconds`: the GPU, if in use, raises its clocks just
+        before (its clock_wake; none on a CPU adapter)."""
+        wake = self.gpu.clock_wake if self.gpu is not None else None
+        if wake is not None:
+            wake.expect_work_in(seconds)
 
     def expect_no_more_work(self) -> None:
-        if self.gpu is not None:
-            self.gpu.expect_no_more_work()
+        wake = self.gpu.clock_wake if self.gpu is not None else None
+        if wake is not None:
+            wake.close()
 
     def inject_gpu_fault(self, reason: str = "injected fault: simulated device loss") -> None:
         """Test hook: make the next GPU call fail (no-op while on the CPU)."""

@@ -26,22 +26,21 @@ def run_in_one_submission(runs: Sequence[tuple[WgpuBackend, UpdateBatch]]) -> li
     if not runs:
         return []
     device = runs[0][0].device
-    for backend, batch in runs:
-        sampler = backend.lane_sampler
-        if backend.device is not device or sampler is None or not sampler.fits(batch) \
-                or not backend.runs_on_device(batch):  # fmt: skip
+    samplers = [backend.lane_sampler_for(batch) for backend, batch in runs]
+    for (backend, _), sampler in zip(runs, samplers, strict=True):
+        if backend.device is not device or sampler is None:
             raise ValueError(
                 "run_in_one_submission: every backend must share the first one's device and "
                 f"run its batch in its lane sampler; {backend.adapter!r} cannot"
             )
+    lanes = [s for s in samplers if s is not None]
     t0 = time.perf_counter()
 
     def joint() -> list[SampleResult]:
-        prepared = [b.lane_sampler.prepare(batch, plan(batch))  # type: ignore[union-attr]
-                    for b, batch in runs]  # fmt: skip
+        prepared = [s.prepare(batch, plan(batch))
+                    for s, (_, batch) in zip(lanes, runs, strict=True)]  # fmt: skip
         device.handle.queue.submit([p.commands for p in prepared])
-        read = [b.lane_sampler.finish(p)  # type: ignore[union-attr]
-                for (b, _), p in zip(runs, prepared, strict=True)]  # fmt: skip
+        read = [s.finish(p) for s, p in zip(lanes, prepared, strict=True)]
         ms = 1e3 * (time.perf_counter() - t0)
         out = []
         for (_, batch), p, (readout, pred) in zip(runs, prepared, read, strict=True):

@@ -10,7 +10,7 @@ variance; the backends agree when every |z| <= Z_MAX.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from gpu_backend.identity import regime_returns
 from regime_model.backend import Backend
 from regime_model.types import FloatArray
 from regime_model.update import InstrumentCarry, ModelSpec, build_batch, refresh
+
+if TYPE_CHECKING:  # typing only: importing the backend imports wgpu
+    from gpu_backend.wgpu_backend import WgpuBackend
 
 Z_MAX = 3.0
 # Draws of the same chain, float32 device against float64 host: relative to max(|x|, 1).
@@ -181,16 +184,16 @@ class JointAgreement(NamedTuple):
     passed: bool
 
 
-def compare_joint_submission(gpu: Backend, cpu: Backend, spec: ModelSpec) -> JointAgreement:
+def compare_joint_submission(gpu: WgpuBackend, cpu: Backend, spec: ModelSpec) -> JointAgreement:
     """Two accounts' warm runs (a backend each, on `gpu`'s device) in one submission
     against each run alone: the same bits (gpu_backend.joint_submission). A CPU adapter
     runs them with the lane sampler at 8 threads a lane, a GPU at its own count."""
     from gpu_backend.joint_submission import run_in_one_submission  # noqa: PLC0415
     from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415 - imports wgpu
 
-    device = getattr(gpu, "device")  # noqa: B009 - a WgpuBackend's
-    threads = getattr(gpu, "kernels").lane_threads or 8  # noqa: B009
-    backends = [WgpuBackend(device, lane_threads=threads, wake_clocks=False) for _ in range(2)]
+    threads = gpu.kernels.lane_threads or 8
+    backends = [WgpuBackend(gpu.device, lane_threads=threads, wake_clocks=False)
+                for _ in range(2)]  # fmt: skip
     batches = []
     for n, seed in ((3, 11), (2, 12)):  # accounts of their own returns, keys and seeds
         series = 0.01 * regime_returns(n, spec.window + 1, np.random.default_rng(seed))

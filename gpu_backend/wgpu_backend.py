@@ -96,15 +96,6 @@ class WgpuBackend:
         sums = "f64" if self.kernels.accumulate == "f64" else "kahan-f32"
         return f"float32 (sums over time: {sums})"
 
-    def expect_work_in(self, seconds: float) -> None:
-        """The next update is due in `seconds` (a paced clock's bar)."""
-        if self.clock_wake is not None:
-            self.clock_wake.expect_work_in(seconds)
-
-    def expect_no_more_work(self) -> None:
-        if self.clock_wake is not None:
-            self.clock_wake.close()
-
     def inject_fault(self, reason: str = "injected fault: simulated device loss") -> None:
         """Test hook: the next GPU call raises as a lost device would."""
         self.kernels.fault = reason
@@ -250,10 +241,14 @@ class WgpuBackend:
         kernels: one submission per trajectory."""
         if self.sampler is not None and self.runs_on_device(batch):
             constant = constant_terms(batch.n_states, len(batch.y[0]), batch.priors)
-            if self.lane_sampler is not None and self.lane_sampler.fits(batch):
-                return self.lane_sampler.run(batch, constant)
-            return self.sampler.run(batch, constant)
+            return (self.lane_sampler_for(batch) or self.sampler).run(batch, constant)
         return run_on_host(self, batch)
+
+    def lane_sampler_for(self, batch: UpdateBatch) -> LaneSampler | None:
+        """The one-dispatch sampler where `run_update` runs this batch with it, else None."""
+        lane = self.lane_sampler
+        runs = lane is not None and lane.fits(batch) and self.runs_on_device(batch)
+        return lane if runs else None
 
     def runs_on_device(self, batch: UpdateBatch) -> bool:
         """Whether `run_update` runs this batch in one submission."""

@@ -78,8 +78,7 @@ class Gathered:
 
     def run_update(self, batch: Any) -> Any:
         backend = self._backend
-        lane = backend.lane_sampler
-        if lane is None or not lane.fits(batch) or not backend.runs_on_device(batch):
+        if backend.lane_sampler_for(batch) is None:
             return backend.run_update(batch)  # cold lanes: the host driver, alone
         return self._gathering.run(backend, batch)
 

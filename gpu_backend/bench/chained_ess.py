@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from regime_model.backend import Backend, UpdateBatch
-from regime_model.diagnostics import convergence
+from regime_model.diagnostics import bulk_ess
 from regime_model.sampler import SampleResult
 from regime_model.update import InstrumentCarry, ModelSpec, refresh
 
@@ -70,7 +70,7 @@ def chained_ess(
         (draws,) = recording.draws  # every instrument narrow, no run-on: one run
         runs.append(draws.reshape(N, C, spec.draws, -1))
     seconds = time.perf_counter() - t0
-    ess = convergence(np.concatenate(runs, axis=2)).ess_bulk.min(axis=1)  # worst parameter
+    ess = bulk_ess(np.concatenate(runs, axis=2)).min(axis=1)  # each instrument's worst parameter
     return {
         "chained_updates": updates,
         "chained_draws_per_chain": updates * spec.draws,
