@@ -5,12 +5,15 @@ R x draws (autocorrelation one update's short chains cannot see); wide carries r
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
+import pytest
 
 from gpu_backend.bench.chained_ess import chained_ess
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
+from regime_model import deferred_diagnostics
 from regime_model.update import InstrumentCarry, ModelSpec, refresh
 
 SPEC = ModelSpec(window=64, warmup_cold=60, draws=12, extend_max=0)
@@ -45,3 +48,29 @@ def test_a_wide_carry_runs_narrow_and_the_figures_repeat() -> None:
     b = chained_ess(NumpyBackend(), window, carries, keys, 2, 17, spec, UPDATES)
     for name in ("chained_ess_bulk_min", "chained_ess_bulk_median"):
         assert a[name] == b[name]
+
+
+def test_the_chained_updates_diagnose_only_what_fails_the_gate_as_the_daemon_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # NumPyro's time holds its sampling alone; the daemon's update diagnoses the parameters
+    # only of the instruments that fail the gate, and so do these updates
+    window, carries, keys = _carries()
+    diagnosed: list[int] = []
+    real = deferred_diagnostics._diagnostics
+
+    def counting(result: Any, decision: Any, spec: ModelSpec, picked: Any) -> Any:
+        diagnosed.append(len(decision) if picked is None else len(picked))
+        return real(result, decision, spec, picked)
+
+    monkeypatch.setattr(deferred_diagnostics, "_diagnostics", counting)
+    failing = 0
+    chained = list(carries)
+    for k in range(UPDATES):  # the same updates, as chained_ess runs them, for their gate
+        estimate, chained, _ = refresh(window, chained, keys, 2 + k, 17, SPEC, NumpyBackend(),
+                                       diagnose_all=False)  # fmt: skip
+        failing += int((~estimate.converged).sum())
+    assert failing < N * UPDATES  # some instrument passes: diagnosing all would show
+    diagnosed.clear()
+    chained_ess(NumpyBackend(), window, carries, keys, 2, 17, SPEC, UPDATES)
+    assert sum(diagnosed) == failing
