@@ -43,9 +43,10 @@ def run_in_one_submission(runs: Sequence[tuple[WgpuBackend, UpdateBatch]]) -> li
         read = [s.finish(p) for s, p in zip(lanes, prepared, strict=True)]
         ms = 1e3 * (time.perf_counter() - t0)
         out = []
-        for (_, batch), p, (readout, pred) in zip(runs, prepared, read, strict=True):
+        for (_, batch), p, done in zip(runs, prepared, read, strict=True):
             const = constant_terms(batch.n_states, len(batch.y[0]), batch.priors)
-            out.append(sample_result(batch, p.plan, readout, const, ms)._replace(predictive=pred))
+            result = sample_result(batch, p.plan, done.readout, const, ms)
+            out.append(result._replace(predictive=done.predictive, summary=done.summary))
         return out
 
     return runs[0][0].kernels.guarded(joint)

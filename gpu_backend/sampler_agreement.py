@@ -176,7 +176,6 @@ def compare_draw_phase(
     return DrawAgreement(L, S, mismatches, err, passed, shifted, rate_err)
 
 
-
 class JointAgreement(NamedTuple):
     accounts: int
     lanes: int
@@ -205,3 +204,42 @@ def compare_joint_submission(gpu: WgpuBackend, cpu: Backend, spec: ModelSpec) ->
                     for a, t in zip(alone, together, strict=True))  # fmt: skip
     lanes = sum(len(b.y) for b in batches)
     return JointAgreement(len(batches), lanes, differing, differing == 0)
+
+
+class SummaryAgreement(NamedTuple):
+    instruments: int
+    max_err: float  # relative (to 1 below 1e-3 in size): estimate and metric, device vs host
+    gate_mismatches: int  # instruments whose gate decision differs
+    passed: bool
+
+
+SUMMARY_TOL = 1e-4  # float32 sums and ESS against the host's float64 on the same draws
+_SUMMARY_FIELDS = ("regime_probs", "pred_mean", "pred_vol", "p_turbulent_sd",
+                   "p_turbulent_mcse", "vol_mcse")  # fmt: skip
+
+
+def compare_run_summary(gpu: WgpuBackend, cpu: Backend, spec: ModelSpec) -> SummaryAgreement:
+    """A warm run's summary made on the device (regime_model.run_summary) against the
+    host's from the same run's draws: the estimate the strategy reads, the gate's Monte
+    Carlo errors and decisions, and the next metric. A CPU adapter runs the lane sampler
+    at 8 threads a lane, a GPU at its own count."""
+    from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415 - imports wgpu
+    from regime_model.estimate import estimate_of  # noqa: PLC0415
+
+    backend = gpu if gpu.kernels.lane_threads else WgpuBackend(gpu.device, lane_threads=8,
+                                                                wake_clocks=False)  # fmt: skip
+    n = 8
+    series = 0.01 * regime_returns(n, spec.window + 1, np.random.default_rng(13))
+    returns, carries = _warm_start(cpu, spec, n, series)
+    batch, scale = build_batch(returns, carries, np.arange(n), 2, 13, spec)
+    result = backend.run_update(batch)
+    if result.summary is None:
+        return SummaryAgreement(n, float("inf"), n, False)
+    device = estimate_of(result, batch.y, scale, spec, backend, diagnose=False)
+    host = estimate_of(result._replace(summary=None), batch.y, scale, spec, backend,
+                       diagnose=False)  # fmt: skip
+    pairs = [(getattr(device.estimate, f), getattr(host.estimate, f)) for f in _SUMMARY_FIELDS]
+    pairs += [(a.inv_mass, b.inv_mass) for a, b in zip(device.carries, host.carries, strict=True)]
+    err = max(float((np.abs(a - b) / np.maximum(np.abs(b), 1e-3)).max()) for a, b in pairs)
+    mismatches = int((device.estimate.converged != host.estimate.converged).sum())
+    return SummaryAgreement(n, err, mismatches, err <= SUMMARY_TOL and mismatches == 0)

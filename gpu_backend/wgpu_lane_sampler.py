@@ -18,6 +18,8 @@ import numpy as np
 from gpu_backend.buffer_pool import cached_bind_group
 from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.returns_ring import ReturnsRing
+from gpu_backend.run_summary import DeviceSummary
+from gpu_backend.run_summary import usage as summary_usage
 from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
 from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for, window_capacity
 from gpu_backend.shaders.lane_sampler import (
@@ -48,9 +50,10 @@ from gpu_backend.wgpu_sampler import (
     usage,
     write_state,
 )
+from regime_model import run_summary
 from regime_model.backend import UpdateBatch
 from regime_model.sampler import SampleResult
-from regime_model.types import PredictiveBatch
+from regime_model.types import FloatArray, PredictiveBatch
 
 
 class Prepared(NamedTuple):
@@ -60,6 +63,17 @@ class Prepared(NamedTuple):
     K: int
     readback: Any  # the buffer its results are copied to
     commands: Any  # the finished command buffer
+    batch: UpdateBatch
+    summarised: bool  # whether the run's summary pass was recorded (run_summary)
+
+
+class Finished(NamedTuple):
+    """A run's read back: the sampler's state, each draw's predictive, and the summary's
+    rows spread to the lanes (None where the run had no returns window)."""
+
+    readout: Readout
+    predictive: PredictiveBatch
+    summary: FloatArray | None
 
 
 _HMM_ROLES = ("params", "y", "theta", "value", "vec", "scratch")
@@ -73,6 +87,7 @@ def _usage() -> dict[str, int]:
     u = wgpu.BufferUsage
     return {
         **usage(),
+        **summary_usage(),
         "s_pred": u.STORAGE | u.COPY_SRC,
         "s_ring": u.STORAGE | u.COPY_DST | u.COPY_SRC,  # read back by the tests
         "s_scale": u.STORAGE | u.COPY_DST,
@@ -95,6 +110,7 @@ class LaneSampler:
         self._hmm_group: tuple[int, Any] | None = None  # (pool generation, bind group)
         self._own_group: tuple[int, Any] | None = None
         self.ring = ReturnsRing()
+        self.summary = DeviceSummary(hmm.device.handle, states)
         self.submissions = 0
         self.dispatches = 0
 
@@ -120,21 +136,24 @@ class LaneSampler:
         """The batch's run; `constant`: what the kernels leave out of the log density."""
         t0 = time.perf_counter()
         p = plan(batch)
-        out, pred = self.hmm.guarded(lambda: self._run(batch, p))
+        done = self.hmm.guarded(lambda: self._run(batch, p))
         ms = 1e3 * (time.perf_counter() - t0)
-        result = sample_result(batch, p, out, constant, ms)
-        return result._replace(predictive=pred)
+        result = sample_result(batch, p, done.readout, constant, ms)
+        return result._replace(predictive=done.predictive, summary=done.summary)
 
     def _buffers(self, batch: UpdateBatch, p: Plan, y_tm: Any) -> dict[str, Any]:
         hmm, D, K, window = self.hmm, p.D, batch.n_states, batch.window
         buffers = hmm.buffers(Launch(ENTRY_VALUE_GRAD, K, y_tm, p.floats[:, :D], D))
+        summary = DeviceSummary.sizes(batch, K, D) if window else {}
+        readback = sum(n for _, n in read_parts(p)) + _pred_bytes(p, K) + summary.get("r_rows", 0)
         sizes = {
             **state_sizes(p),
+            **summary,
             "s_pred": _pred_bytes(p, K),
             "s_ring": 4 * window.returns.size if window else 4,
             "s_scale": 4 * len(window.scale) if window else 4,
             "s_rows": 4 * (p.lanes // window.chains) if window else 4,
-            "s_readback": sum(n for _, n in read_parts(p)) + _pred_bytes(p, K),
+            "s_readback": readback,
         }
         cap = hmm.device.info.max_binding
         return {**buffers, **hmm.pool.take(sizes, self._usage, cap, "s_readback")}
@@ -150,7 +169,7 @@ class LaneSampler:
         )
         return self._hmm_group[1], self._own_group[1]
 
-    def _run(self, batch: UpdateBatch, p: Plan) -> tuple[Readout, PredictiveBatch]:
+    def _run(self, batch: UpdateBatch, p: Plan) -> Finished:
         prepared = self.prepare(batch, p)
         self.hmm.device.handle.queue.submit([prepared.commands])
         return self.finish(prepared)
@@ -181,16 +200,20 @@ class LaneSampler:
         budget = self.budget(K, T, D)
         write_state(queue, buffers, p, batch.config.target_accept, ring, budget)
         dispatches = len(dispatch_starts(p.steps, p.shift, budget))
-        commands = self._encode(buffers, K, T, p, dispatches)
+        # the summary's pass where the lanes are an update's instruments (a returns window)
+        instruments = self.summary.write(queue, buffers, batch, p.draws) if window else 0
+        commands = self._encode(buffers, K, T, p, dispatches, instruments)
         self.submissions += 1
-        self.dispatches += dispatches
-        return Prepared(p, K, buffers["s_readback"], commands)
+        self.dispatches += dispatches + (instruments > 0)
+        return Prepared(p, K, buffers["s_readback"], commands, batch, instruments > 0)
 
-    def finish(self, prepared: Prepared) -> tuple[Readout, PredictiveBatch]:
-        """A submitted run's read back, checked: the draws and each draw's predictive."""
-        p, K = prepared.plan, prepared.K
-        L = p.lanes
-        readout, raw = read_state(self.hmm, prepared.readback, p, _pred_bytes(p, K))
+    def finish(self, prepared: Prepared) -> Finished:
+        """A submitted run's read back, checked: the draws, each draw's predictive and the
+        summary's rows."""
+        p, K, batch = prepared.plan, prepared.K, prepared.batch
+        L, pred_bytes = p.lanes, _pred_bytes(p, K)
+        rows = DeviceSummary.sizes(batch, K, p.D)["r_rows"] if prepared.summarised else 0
+        readout, raw = read_state(self.hmm, prepared.readback, p, pred_bytes + rows)
         ended = readout.words[:, U_IT]
         if L and (ended != p.warmup + p.draws).any():
             raise RuntimeError(
@@ -199,10 +222,13 @@ class LaneSampler:
                 "its loops early (as llvmpipe does past 65,535 loop iterations, for which runs "
                 "on a CPU adapter are split); its draws are not used"
             )
-        pred = raw.view(np.float32).reshape(L * p.draws, K + 2).astype(np.float64)
-        return readout, PredictiveBatch(pred[:, :K], pred[:, K], pred[:, K + 1])
+        pred = raw[:pred_bytes].view(np.float32).reshape(L * p.draws, K + 2).astype(np.float64)
+        summary = (DeviceSummary.lane_rows(raw[pred_bytes:], batch, K, p.D)
+                   if prepared.summarised else None)  # fmt: skip
+        return Finished(readout, PredictiveBatch(pred[:, :K], pred[:, K], pred[:, K + 1]), summary)
 
-    def _encode(self, buffers: dict[str, Any], K: int, T: int, p: Plan, dispatches: int) -> Any:
+    def _encode(self, buffers: dict[str, Any], K: int, T: int, p: Plan, dispatches: int,
+                instruments: int) -> Any:  # fmt: skip
         hmm = self.hmm
         pipeline = self.cache.get(self.source(K, T), K, hmm.lane_threads, ENTRY_RUN)
         group0, group1 = self._bind(buffers)
@@ -214,7 +240,11 @@ class LaneSampler:
         for _ in range(dispatches):  # each goes on from the lanes' iteration count
             compute.dispatch_workgroups(*lane_groups(p.lanes))
         compute.end()
-        copy_back(hmm, encoder, buffers, [*read_parts(p), ("s_pred", _pred_bytes(p, K))])
+        parts = [*read_parts(p), ("s_pred", _pred_bytes(p, K))]
+        if instruments:
+            self.summary.encode(encoder, buffers, hmm.pool.generation, K, instruments)
+            parts.append(("r_rows", 4 * instruments * run_summary.width(K, p.D)))
+        copy_back(hmm, encoder, buffers, parts)
         return encoder.finish()
 
 

@@ -17,13 +17,16 @@ from regime_model.sampler import SampleResult
 from regime_model.types import FloatArray, IntArray, PredictiveBatch
 
 # Per-lane fields ([L, ...]); the predictive is per draw ([L * S, ...], draw-minor);
-# shift_rate is per lane where the run made the move.
+# shift_rate is per lane where the run made the move, and so is the device's summary
+# (each lane its instrument's row) where it made one.
 _LANE_FIELDS = ("draws", "divergences", "acceptance", "step_size", "inv_mass", "energy",
                 "trajectory_length", "mean_steps")  # fmt: skip
+_OPTIONAL_LANE_FIELDS = ("shift_rate", "summary")
 
 
 def _fields(result: SampleResult) -> tuple[str, ...]:
-    return _LANE_FIELDS + (("shift_rate",) if result.shift_rate is not None else ())
+    present = tuple(f for f in _OPTIONAL_LANE_FIELDS if getattr(result, f) is not None)
+    return _LANE_FIELDS + present
 
 
 def _by_instrument(x: Any, n: int) -> Any:
@@ -53,6 +56,8 @@ def join_chains(a: SampleResult, b: SampleResult, n: int) -> SampleResult:
 
     if (a.shift_rate is None) != (b.shift_rate is None):
         raise ValueError("join_chains: one run made the level-shift move and the other did not")
+    # each run's summary is of its own chains alone: the joined chains are summarised anew
+    a, b = a._replace(summary=None), b._replace(summary=None)
     joined = {f: side_by_side(getattr(a, f), getattr(b, f)) for f in _fields(a)}
     pred = None
     if a.predictive is not None and b.predictive is not None:

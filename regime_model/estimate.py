@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from regime_model import run_summary
 from regime_model.adaptation import regularised_variance
 from regime_model.backend import Backend
 from regime_model.carry import InstrumentCarry
@@ -17,7 +18,7 @@ from regime_model.diagnostics import bulk_ess, convergence, ebfmi, rank_rhat
 from regime_model.readings import shift_acceptance
 from regime_model.sampler import SampleResult
 from regime_model.spec import ModelSpec
-from regime_model.types import BoolArray, FloatArray, IntArray
+from regime_model.types import BoolArray, FloatArray, IntArray, PredictiveBatch
 
 
 class RegimeEstimate(NamedTuple):
@@ -56,6 +57,13 @@ class _Summary(NamedTuple):
     decision_draws: FloatArray  # [N, C, S, 2]: P(most turbulent regime), log predictive sd
 
 
+def _decision_draws(pred: PredictiveBatch, N: int, C: int) -> FloatArray:
+    """[N, C, S, 2]: P(most turbulent regime) and the log predictive sd at every draw."""
+    turbulent = pred.filtered_last[:, -1].reshape(N, C, -1)
+    log_sd = 0.5 * np.log(np.maximum(pred.var, 1e-300)).reshape(N, C, -1)
+    return np.stack([turbulent, log_sd], axis=-1)
+
+
 def _summarise(
     result: SampleResult, y: FloatArray, scale: FloatArray, spec: ModelSpec, backend: Backend
 ) -> _Summary:
@@ -69,19 +77,54 @@ def _summarise(
     mean = pred.mean.reshape(N, -1)
     pm = mean.mean(axis=1)
     pv = (pred.var.reshape(N, -1) + mean**2).mean(axis=1) - pm**2
-    turbulent = pred.filtered_last[:, -1].reshape(N, spec.chains, -1)
-    log_sd = 0.5 * np.log(np.maximum(pred.var, 1e-300)).reshape(N, spec.chains, -1)
-    decision = np.stack([turbulent, log_sd], axis=-1)
+    decision = _decision_draws(pred, N, spec.chains)
     return _Summary(probs, pm * scale, np.sqrt(np.maximum(pv, 0.0)) * scale, decision)
 
 
-def carries_of(result: SampleResult, spec: ModelSpec) -> list[InstrumentCarry]:
+class _Reduced(NamedTuple):
+    """What estimate_of reads of a run's draws beyond the per-lane scalars."""
+
+    summary: _Summary
+    ess: FloatArray  # [N, 2] the decision quantities' bulk ESS
+    spread: FloatArray  # [N, 2] their sd over all draws
+    carries: list[InstrumentCarry]
+
+
+def _reduce(
+    result: SampleResult, y: FloatArray, scale: FloatArray, spec: ModelSpec, backend: Backend
+) -> _Reduced:
+    """The run's summary: the device's (run_summary) where it made one for every
+    instrument, else computed here from the draws (the reference)."""
+    N, K, C = len(scale), spec.n_states, spec.chains
+    device = run_summary.usable(result.summary, C, K)
+    if device is None or result.predictive is None:
+        summary = _summarise(result, y, scale, spec, backend)
+        decision = summary.decision_draws
+        # The gate reads the decision quantities' bulk ESS alone: their tail ESS is never
+        # read, and their R-hat is a diagnostic (estimate_of), so one sort of each
+        # quantity's draws does. Their R-hat took a third to a half of the gate's time at
+        # 268 instruments (docs/bench-results/host_micro.py, nineteenth session).
+        return _Reduced(summary, bulk_ess(decision), decision.reshape(N, -1, 2).std(axis=1),
+                        carries_of(result, spec))  # fmt: skip
+    pv = device.pred_second - device.pred_mean**2
+    summary = _Summary(device.regime_probs, device.pred_mean * scale,
+                       np.sqrt(np.maximum(pv, 0.0)) * scale,
+                       _decision_draws(result.predictive, N, C))  # fmt: skip
+    return _Reduced(summary, device.ess, device.spread,
+                    carries_of(result, spec, device.draw_var))  # fmt: skip
+
+
+def carries_of(
+    result: SampleResult, spec: ModelSpec, draw_var: FloatArray | None = None
+) -> list[InstrumentCarry]:
     """Last draw and step size of every chain; the metric re-estimated from this update's
-    draws, so a warm instrument's metric follows its drifting posterior."""
+    draws (their variance per instrument `draw_var` [N, D] where the device computed it),
+    so a warm instrument's metric follows its drifting posterior."""
     C = spec.chains
     L, S, D = result.draws.shape
-    per_instrument = result.draws.reshape(L // C, C * S, D)
-    inv_mass = regularised_variance(per_instrument.var(axis=1, ddof=1), float(C * S))
+    if draw_var is None:
+        draw_var = result.draws.reshape(L // C, C * S, D).var(axis=1, ddof=1)
+    inv_mass = regularised_variance(draw_var, float(C * S))
     last = result.draws[:, -1]
     return [
         InstrumentCarry(
@@ -148,29 +191,27 @@ def estimate_of(
     fill once it knows which run's estimate it keeps."""
     C, N = spec.chains, len(scale)
     draws = result.draws.reshape(N, C, spec.draws, -1)
-    summary = _summarise(result, y, scale, spec, backend)
-    # The gate reads the decision quantities' bulk ESS alone: their tail ESS is never read,
-    # and their R-hat is a diagnostic (below), so one sort of each quantity's draws does.
-    # Their R-hat took a third to a half of the gate's time at 268 instruments
-    # (docs/bench-results/host_micro.py, nineteenth session).
-    ess = bulk_ess(summary.decision_draws)
+    summary, ess, spread, carries = _reduce(result, y, scale, spec, backend)
     # The gate is on what the strategy trades on, and on how well this update knows it:
     # the Monte Carlo error of each decision quantity, whose bulk ESS counts chains that
     # disagree (between-chain variance) as well as chains that move slowly. R-hat stays a
     # diagnostic: on P(turbulent) pinned near 0 or 1 it flags chains that agree to the
     # third decimal, and with 4 chains x 40 draws it cannot tell 20 % from 0 % of them in
     # the other reading (docs/benchmarks.md, "... a gate on the Monte Carlo error ...").
-    spread = summary.decision_draws.reshape(N, -1, 2).std(axis=1)
     # Draws that all agree have no Monte Carlo error (their ESS is 0 / 0); an ESS that is
     # not a number otherwise counts as one draw's worth (fmax ignores the NaN).
     mcse = np.where(spread > 0, spread / np.sqrt(np.fmax(ess, 1.0)), 0.0)
     divergences = result.divergences.reshape(N, C).sum(axis=1)
     undiagnosed = np.full(N, np.nan)
-    rhat, ess_bulk, ess_tail = (parameter_diagnostics(result, spec) if diagnose
-                                else (undiagnosed, undiagnosed.copy(), undiagnosed.copy()))
+    rhat, ess_bulk, ess_tail = (
+        parameter_diagnostics(result, spec)
+        if diagnose
+        else (undiagnosed, undiagnosed.copy(), undiagnosed.copy())
+    )
     estimate = RegimeEstimate(
         *summary[:3],
-        converged=(mcse[:, 0] <= spec.mcse_max) & (mcse[:, 1] <= spec.vol_mcse_max)
+        converged=(mcse[:, 0] <= spec.mcse_max)
+        & (mcse[:, 1] <= spec.vol_mcse_max)
         & (divergences <= spec.divergence_rate_max * C * spec.draws),
         rhat=rhat,
         rhat_decision=decision_rhat(summary.decision_draws) if diagnose else undiagnosed.copy(),
@@ -186,7 +227,7 @@ def estimate_of(
         vol_mcse=mcse[:, 1],
         shift_acceptance=_shift_acceptance(result, draws, y[::C], spec, backend),
     )
-    return Estimated(estimate, carries_of(result, spec), summary.decision_draws)
+    return Estimated(estimate, carries, summary.decision_draws)
 
 
 def merge_rows(base: RegimeEstimate, part: RegimeEstimate, rows: IntArray) -> RegimeEstimate:

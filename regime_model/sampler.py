@@ -70,6 +70,9 @@ class SampleResult(NamedTuple):
     # (the device sampler does, in the same submission); None: the caller asks for it.
     predictive: PredictiveBatch | None = None
     shift_rate: FloatArray | None = None  # [L] the move's mean acceptance (readings); None: no move
+    # [L, run_summary.width] the lane's instrument's summary, where the device computed it
+    # beside the draws (regime_model.run_summary); None: estimate_of computes it
+    summary: FloatArray | None = None
 
 
 class _Warmup(NamedTuple):
@@ -129,9 +132,7 @@ class _Step(NamedTuple):
     shift_rate: FloatArray  # [L] the move's acceptance probability (zeros: no move)
 
 
-def _adapt(
-    w: _Warmup, outcome: _Step, state: hmc.HMCState, i: int, cfg: SamplerConfig
-) -> _Warmup:
+def _adapt(w: _Warmup, outcome: _Step, state: hmc.HMCState, i: int, cfg: SamplerConfig) -> _Warmup:
     sched, info = w.schedule, outcome.info
     ch = w.chees
     if cfg.trajectory == "chees":

@@ -5,7 +5,13 @@
 # runs gathered into one submission, and as one batch of 270, back to back and 3 s apart
 # with the clock wake; then verify-gpu --quick (its joint-submission check on the GPU),
 # the golden digest, and `bench model --shape trial --backend wgpu` (the chained ESS).
-# Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np; runs in the working tree.
+# `two`: the run's summary on the device (new23) against head23 = 45502c7 (the host's
+# summary), alternated: `bench model --shape trial` (the chained ESS), runon_blocks.py at
+# 268 and 54 instruments in the daemon's mode, and the trial round twice each; then
+# shared_device.py's four ways at new23, verify-gpu --quick (its summary check) and the
+# golden digest.
+# Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np (and for `two` the trees
+# scratch/trees/new23 and head23); `one` runs in the working tree.
 set -u
 ROOT=$(pwd)
 SESSION=twentythird
@@ -19,7 +25,13 @@ script() {  # script NAME LIMIT SCRIPT ARGS...: a bench script's JSON lines, in 
     grep '^{' "$LOGS/$name.log" >"$OUT/$name-h200-$TAG.jsonl"
 }
 
-case ${1:?one} in
+runon() {  # runon TREE NAME N: runon_blocks.py at N instruments in the daemon's mode
+    (cd "$1" && export DIAGNOSTICS=unconverged PYTHONPATH="$(pwd):$PYTHONPATH" &&
+        step "runon-$2-$3" 100 python3 "$ROOT/docs/bench-results/runon_blocks.py" "$3" wgpu 12)
+    grep '^{' "$LOGS/runon-$2-$3.log" >"$OUT/runon-blocks-h200-$3-$2-$TAG.jsonl"
+}
+
+case ${1:?one or two} in
 one)
     script shared-device-0 150 shared_device.py 5 54 6 0 0
     bundle one
@@ -29,5 +41,28 @@ one)
     bundle one
     model "$ROOT" head23
     bundle one
+    ;;
+two)
+    N23=scratch/trees/new23
+    H23=scratch/trees/head23
+    for n in 1 2; do
+        model $N23 "new23-$n"
+        model $H23 "head23-$n"
+        runon $N23 "new23-$n" 268
+        runon $H23 "head23-$n" 268
+        runon $N23 "new23-$n" 54
+        runon $H23 "head23-$n" 54
+        bundle two
+    done
+    for n in 1 2; do
+        round $N23 "new23-$n" wgpu 12 3
+        round $H23 "head23-$n" wgpu 12 3
+        bundle two
+    done
+    (cd $N23 && PYTHONPATH="$(pwd):$PYTHONPATH" step shared-device-new23 150 \
+        python3 "$ROOT/docs/bench-results/shared_device.py" 5 54 4 0 0)
+    grep '^{' "$LOGS/shared-device-new23.log" >"$OUT/shared-device-new23-h200-$TAG.jsonl"
+    verify_digest $N23
+    bundle two
     ;;
 esac

@@ -41,6 +41,7 @@ def _run(quick: bool) -> dict[str, Any]:
     from gpu_backend.sampler_agreement import (  # noqa: PLC0415
         compare_draw_phase,
         compare_joint_submission,
+        compare_run_summary,
         compare_samplers,
         compare_warm_samplers,
     )
@@ -66,7 +67,9 @@ def _run(quick: bool) -> dict[str, Any]:
     warm = compare_warm_samplers(gpu, cpu, spec, replicates=4 if quick else 6)._asdict()
     # Two accounts' warm runs in one submission, each the bits of its run alone.
     joint = compare_joint_submission(gpu, cpu, spec)._asdict()
-    checks = (agreement, draws, shifted, warm, joint)
+    # The warm run's summary made on the device, against the host's from the same draws.
+    summary = compare_run_summary(gpu, cpu, spec)._asdict()
+    checks = (agreement, draws, shifted, warm, joint, summary)
     passed = all(p["passed"] for p in points) and all(bool(c["passed"]) for c in checks)
     return {
         "adapter": info.adapter,
@@ -80,6 +83,7 @@ def _run(quick: bool) -> dict[str, Any]:
         "shift_draws": shifted,
         "warm_sampler": warm,
         "joint_submission": joint,
+        "run_summary": summary,
         "passed": passed,
     }
 
@@ -97,7 +101,7 @@ def _lines(report: Any) -> list[str]:
         for p in report["points"]
     ]
     s, d, w = report["sampler"], report["warm_draws"], report["warm_sampler"]
-    x, j = report["shift_draws"], report["joint_submission"]
+    x, j, r = report["shift_draws"], report["joint_submission"], report["run_summary"]
     return [*lines,
         f"sampler  {s['replicates']} replicates x {s['instruments']} instruments: max |z| "
         f"{s['max_abs_z']:.2f} (numpy {s['cpu_seconds']:.1f} s, wgpu {s['gpu_seconds']:.1f} s)"
@@ -113,6 +117,9 @@ def _lines(report: Any) -> list[str]:
         f"joint    {j['accounts']} accounts ({j['lanes']} chains) in one submission: "
         f"{j['runs_differing']} runs differ from the same run alone"
         f"  {'ok' if j['passed'] else 'FAIL'}",
+        f"summary  {r['instruments']} instruments summarised on the device: max err "
+        f"{r['max_err']:.1e}, {r['gate_mismatches']} gate decisions differ from the host's"
+        f"  {'ok' if r['passed'] else 'FAIL'}",
         "PASS" if report["passed"] else "FAIL",
     ]  # fmt: skip
 
