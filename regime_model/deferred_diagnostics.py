@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Literal
 
 import numpy as np
 
@@ -34,6 +35,9 @@ SHARE_VALUES = 1 << 16
 
 
 FIELDS = ("rhat", "ess_bulk", "ess_tail", "rhat_decision")  # what `diagnose` fills
+# Which instruments an update diagnoses: all; those whose final estimate fails the gate
+# (the daemon's: all it reads of them); none (a benchmark of the sampler alone).
+Which = Literal["all", "failing", "none"]
 
 
 def _diagnostics(
@@ -60,13 +64,16 @@ class DeferredDiagnostics:
     that estimate is final; a context whose exit stops its threads. An instrument that
     runs on is never diagnosed on the run it discards.
 
-    `every` False diagnoses only the instruments whose final estimate fails the gate; the
-    others keep NaN. The daemon reads these diagnostics only in `model.unconverged`, about
-    those instruments; on the H200 the update waited 19-31 ms at its end for the rest
-    (docs/benchmarks.md, twenty-second session)."""
+    `which` "failing" diagnoses only the instruments whose final estimate fails the gate,
+    "none" none; the others keep NaN. The daemon reads these diagnostics only in
+    `model.unconverged`, about those instruments; on the H200 the update waited 19-31 ms
+    at its end for the rest (docs/benchmarks.md, twenty-second session)."""
 
-    def __init__(self, n: int, threads: int | None = None, every: bool = True) -> None:
-        self.every = every
+    def __init__(self, n: int, threads: int | None = None, which: Which = "all") -> None:
+        if which not in ("all", "failing", "none"):
+            raise ValueError(f"DeferredDiagnostics: which must be all, failing or none, "
+                             f"got {which!r}")  # fmt: skip
+        self.which = which
         self.runs: list[tuple[SampleResult, FloatArray, ModelSpec, int]] = []
         self.run_of = np.full(n, -1)
         self.index = np.zeros(n, dtype=np.intp)
@@ -92,11 +99,13 @@ class DeferredDiagnostics:
 
     def settle(self, rows: IntArray, converged: BoolArray) -> None:
         """`rows` (ascending) keep the estimates they have, which pass the gate where
-        `converged` [n]: diagnose them (or, unless `every`, those that fail), in the
-        background."""
+        `converged` [n]: diagnose them (or those of them that fail, or none, as `which`
+        says), in the background."""
         rows = rows[~self.settled[rows]]
         self.settled[rows] = True
-        if not self.every:
+        if self.which == "none":
+            return
+        if self.which == "failing":
             rows = rows[~converged[rows]]
         for k in np.unique(self.run_of[rows]):
             mine = rows[self.run_of[rows] == k]

@@ -19,7 +19,7 @@ from regime_model.batch_join import run_together
 from regime_model.batches import build_batch, prior_centre
 from regime_model.blocks import extension_start, join_chains, take_instruments
 from regime_model.carry import InstrumentCarry, carry_from_arrays, carry_to_arrays
-from regime_model.deferred_diagnostics import DeferredDiagnostics
+from regime_model.deferred_diagnostics import DeferredDiagnostics, Which
 from regime_model.estimate import RegimeEstimate, estimate_of, gather_rows, merge_rows
 from regime_model.sampler import SampleResult
 from regime_model.scaling import robust_scale
@@ -120,7 +120,7 @@ def refresh(
     seed: int,
     spec: ModelSpec,
     backend: Backend,
-    diagnose_all: bool = True,
+    diagnose: Which = "all",
 ) -> tuple[RegimeEstimate, list[InstrumentCarry], RefreshInfo]:
     """Refresh every instrument's posterior in one batch; carries[i] None = cold start.
 
@@ -134,12 +134,12 @@ def refresh(
     gate, and narrows back once it would pass narrow. The rest stop after the first run.
 
     The diagnostics the gate does not read (R-hat, the parameters' ESS: deferred_diagnostics)
-    are of every instrument, or with `diagnose_all` False only of those that fail the gate
-    (the others NaN): all the daemon reads of them.
+    are of every instrument; with `diagnose` "failing" only of those that fail the gate,
+    all the daemon reads of them; with "none" of none (the others NaN).
     """
     returns = np.asarray(returns, dtype=np.float64)
     keys = np.asarray(instrument_keys)
-    with DeferredDiagnostics(len(returns), every=diagnose_all) as later:
+    with DeferredDiagnostics(len(returns), which=diagnose) as later:
         return _refresh(returns, carries, keys, seq, seed, spec, backend, later)
 
 

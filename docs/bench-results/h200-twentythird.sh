@@ -10,6 +10,8 @@
 # 268 and 54 instruments in the daemon's mode, and the trial round twice each; then
 # shared_device.py's four ways at new23, verify-gpu --quick (its summary check) and the
 # golden digest.
+# `three`: where a chained update's time goes: chained_profile.py trial wgpu 5 3 at new23
+# and head23 (the repeats' spread), then at new23 under cProfile.
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np (and for `two` the trees
 # scratch/trees/new23 and head23); `one` runs in the working tree.
 set -u
@@ -31,7 +33,13 @@ runon() {  # runon TREE NAME N: runon_blocks.py at N instruments in the daemon's
     grep '^{' "$LOGS/runon-$2-$3.log" >"$OUT/runon-blocks-h200-$3-$2-$TAG.jsonl"
 }
 
-case ${1:?one or two} in
+chained() {  # chained TREE NAME: chained_profile.py's repeats at the trial shape
+    (cd "$1" && PYTHONPATH="$(pwd):$PYTHONPATH" step "chained-$2" 150 \
+        python3 "$ROOT/docs/bench-results/chained_profile.py" trial wgpu 5 3)
+    grep '^{' "$LOGS/chained-$2.log" >"$OUT/chained-$2-h200-$TAG.jsonl"
+}
+
+case ${1:?one, two or three} in
 one)
     script shared-device-0 150 shared_device.py 5 54 6 0 0
     bundle one
@@ -64,5 +72,16 @@ two)
     grep '^{' "$LOGS/shared-device-new23.log" >"$OUT/shared-device-new23-h200-$TAG.jsonl"
     verify_digest $N23
     bundle two
+    ;;
+three)
+    N23=scratch/trees/new23
+    H23=scratch/trees/head23
+    chained $N23 new23
+    chained $H23 head23
+    bundle three
+    export PROFILE="$OUT/chained-profile-new23-h200-$TAG.txt"
+    chained $N23 new23-profiled
+    unset PROFILE
+    bundle three
     ;;
 esac

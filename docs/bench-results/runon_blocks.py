@@ -88,7 +88,7 @@ def main() -> None:
         if profile is not None:
             profile.enable()
         _, carries, info = refresh(series[:, seq - 1 : seq + 255], carries, keys, seq, 7,
-                                   spec, backend, diagnose_all=not failing_only)
+                                   spec, backend, diagnose="failing" if failing_only else "all")
         if profile is not None:
             profile.disable()
         print(json.dumps({"seq": seq, "instruments": n, "backend": backend.name,

@@ -1,7 +1,7 @@
 # ruff: noqa: I001
 """Would one process serving every account's warm update win back what five processes
 sharing a GPU lose? (issue 14). A accounts of N instruments each (T 256, K 2, 4 chains,
-the daemon's ModelSpec and update, `diagnose_all=False` as the worker runs it), all in
+the daemon's ModelSpec and update, `diagnose="failing"` as the worker runs it), all in
 ONE process on one device, each warm round run three ways, alternated over ROUNDS:
 
 - serial: one backend per account (its own buffers and ring), updated one after another;
@@ -105,7 +105,7 @@ class Account:
         self.seq += 1
         window = self.returns[:, self.seq - 1 : self.seq - 1 + T]
         _, self.carries, info = refresh(window, self.carries, self.keys, self.seq, 7, self.spec,
-                                        self.backend, diagnose_all=False)  # fmt: skip
+                                        self.backend, diagnose="failing")  # fmt: skip
         self.timings = {k: round(v, 2) for k, v in info.timings_ms.items()}
 
 

@@ -9,10 +9,11 @@ chain's kept draws are joined: 5 updates give 4 chains x 200 draws, what the Num
 keeps (docs/benchmarks.md, "Sampler efficiency against NumPyro"). Every instrument runs
 narrow (its carry's first `spec.chains` chains) and without run-on blocks, so that each
 update's lanes are the same chains; the time is the updates' whole wall time, their
-step-size re-adaptation included. Each update runs as the daemon's does
-(`diagnose_all=False`): the parameters' R-hat and ESS, which neither the gate nor the
-strategy reads, only for the instruments that fail the gate. NumPyro's time, the figure
-this one is set against, holds its sampling alone, none of its diagnostics.
+step-size re-adaptation included, the parameters' R-hat and ESS not (`diagnose="none"`):
+neither the gate nor the strategy reads them, and NumPyro's time, the figure this one is
+set against, holds its sampling alone, none of its diagnostics. (With the daemon's
+"failing", every chained update diagnosed the 20-40 instruments that fail the gate
+without a run-on: 20 ms of a 56 ms update on the H200, docs/benchmarks.md.)
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def chained_ess(
     for k in range(updates):
         recording.draws.clear()
         _, new, _ = refresh(window, chained, keys, first_seq + k, seed, narrow,
-                            recording, diagnose_all=False)  # fmt: skip
+                            recording, diagnose="none")  # fmt: skip
         chained = list(new)
         (draws,) = recording.draws  # every instrument narrow, no run-on: one run
         runs.append(draws.reshape(N, C, spec.draws, -1))

@@ -234,7 +234,7 @@ class Trader:
         # does not wait for the rest.
         estimate, carries, info = refresh(inputs.returns, inputs.carries, inputs.keys, seq,
                                           inputs.seed, self.spec, self.backend,
-                                          diagnose_all=False)  # fmt: skip
+                                          diagnose="failing")  # fmt: skip
         self.faults.hit("model")  # test-only: mid model update, new chain states not kept
         for state, carry in zip(states, carries, strict=True):
             state.carry = carry

@@ -77,7 +77,7 @@ def test_unless_every_instrument_is_wanted_only_those_failing_the_gate_are_diagn
     n = 2 * MIN_SHARE
     run, decision = _run(n, 4), _decision(n, 4)
     converged = np.arange(n) % 3 != 0  # a third fail the gate
-    with DeferredDiagnostics(n, threads=2, every=False) as later:
+    with DeferredDiagnostics(n, threads=2, which="failing") as later:
         later.note(np.arange(n), run, decision, SPEC)
         out = later.diagnose(_undiagnosed(n, converged))
     wholes = (*parameter_diagnostics(run, SPEC), decision_rhat(decision))

@@ -13,6 +13,7 @@ from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
 from regime_model import deferred_diagnostics
 from regime_model.backend import UpdateBatch
+from regime_model.deferred_diagnostics import Which
 from regime_model.estimate import parameter_diagnostics
 from regime_model.sampler import SampleResult
 from regime_model.update import ModelSpec, needs_more, refresh
@@ -138,23 +139,27 @@ def test_each_instrument_s_parameters_are_diagnosed_once_from_the_run_that_gives
 
 
 def test_the_daemon_s_update_diagnoses_only_the_instruments_that_fail_the_gate() -> None:
-    """With diagnose_all False (the worker's update), an instrument whose final estimate
+    """With diagnose "failing" (the worker's update), an instrument whose final estimate
     passes the gate keeps NaN diagnostics, one that fails gets the same figures as with
     every instrument diagnosed (what model.unconverged reports), and nothing else moves."""
     returns = 0.01 * regime_returns(N, SPEC.window, np.random.default_rng(21))
 
-    def run(diagnose_all: bool):  # type: ignore[no-untyped-def]
+    def run(diagnose: Which):  # type: ignore[no-untyped-def]
         return refresh(returns, [None] * N, np.arange(N), 1, 17, SPEC, NumpyBackend(),
-                       diagnose_all=diagnose_all)  # fmt: skip
+                       diagnose=diagnose)  # fmt: skip
 
-    every, every_carries, _ = run(True)
-    failing, failing_carries, _ = run(False)
+    every, every_carries, _ = run("all")
+    failing, failing_carries, _ = run("failing")
+    none, none_carries, _ = run("none")
     bad = ~every.converged.astype(bool)
     assert 0 < bad.sum() < N, "the setting must leave some instruments failing the gate"
     for name in deferred_diagnostics.FIELDS:
         np.testing.assert_array_equal(getattr(failing, name)[bad], getattr(every, name)[bad])
         assert np.isnan(getattr(failing, name)[~bad]).all(), name
+        assert np.isnan(getattr(none, name)).all(), name  # a benchmark of the sampler alone
     for name in set(every._fields) - set(deferred_diagnostics.FIELDS):
         np.testing.assert_array_equal(getattr(failing, name), getattr(every, name), name)
-    for p, q in zip(every_carries, failing_carries, strict=True):
+        np.testing.assert_array_equal(getattr(none, name), getattr(every, name), name)
+    for p, q, r in zip(every_carries, failing_carries, none_carries, strict=True):
         np.testing.assert_array_equal(p.position, q.position)
+        np.testing.assert_array_equal(p.position, r.position)
