@@ -17,7 +17,19 @@ MAD_TO_SD = 1.4826
 
 def robust_scale(returns: FloatArray) -> FloatArray:
     """Scale s [N] of each window [N, T]."""
-    med = np.median(returns, axis=1, keepdims=True)
-    mad = MAD_TO_SD * np.median(np.abs(returns - med), axis=1)
+    med = _median(returns)[:, None]
+    mad = MAD_TO_SD * _median(np.abs(returns - med))
     sd = returns.std(axis=1)
     return np.where(mad > 0, mad, np.where(sd > 0, sd, 1.0))
+
+
+def _median(x: FloatArray) -> FloatArray:
+    """np.median(x, axis=1), the same bits (the middle value, or the mean of the middle two,
+    of each row sorted), from a sort: numpy's vectorised sort of rows of a few hundred
+    values took a third of its partition's time (268 x 256: 0.32 against 1.06 ms on
+    dev-2c-xeon), and an update scales every window. A row with a NaN is NaN, as there."""
+    n = x.shape[1]
+    v = np.sort(x, axis=1)
+    h = n // 2
+    out: FloatArray = v[:, h] if n % 2 else (v[:, h - 1] + v[:, h]) / 2.0
+    return np.where(np.isnan(v[:, -1]), np.nan, out)
