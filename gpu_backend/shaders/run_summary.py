@@ -8,17 +8,15 @@ host's arithmetic (estimate.py, diagnostics.py) step for step, in float32:
 
 - means and variances in two passes (the mean, then the centred squares), each a sum per
   thread and one tree over the workgroup;
-- ranks: the pooled split-chain values bitonic-sorted in the instrument's own slice of a
-  scratch buffer (padded with +inf to a power of two: 256 for 4 chains x 40 draws, 2,048
-  for a wide instrument's 32 chains); each value's normal score is looked up by the first
-  + last sorted position of its tie (diagnostics._scores of its draw count, uploaded once
-  per run for each count present), so ties get the host's average ranks exactly;
+- ranks: the pooled split-chain values bitonic-sorted in workgroup memory (NMAX of them,
+  padded with +inf); each value's normal score is looked up by the first + last sorted
+  position of its tie (diagnostics._scores, uploaded once per draw count), so ties get the
+  host's average ranks exactly;
 - the ESS: diagnostics._ess, the chains' autocovariance one lag per thread, then Geyer's
   initial positive, monotone sequence on thread 0, with the same cap on ESS per draw.
 
-An instrument the pass cannot take (more than NMAX pooled draws, MAX_SPLIT split chains or
-MAX_LAGS draws per split chain) gets a row of NaN: the host summarises that run. The
-daemon's runs all fit: 4 or 32 chains of 40 draws.
+An instrument whose pooled draws exceed NMAX, or whose chains are not the summary's,
+gets a row of NaN: the host summarises that run (a wide instrument's 32 chains).
 """
 
 from __future__ import annotations
@@ -27,18 +25,15 @@ import functools
 
 ENTRY_SUMMARY = "summarise"
 WORKGROUP = 64
-NMAX = 2048  # pooled split-chain draws an instrument's sort takes: 32 chains x 40 are 1,280
-MAX_SPLIT = 128  # split chains of one instrument: 64 chains
-MAX_LAGS = 256  # a split chain's draws: 512 draws per chain
+NMAX = 256  # pooled split-chain draws one workgroup sorts: 4 chains x 40 draws are 160
 # uniform; the draws and energies; the predictive; the normal scores; per instrument its
-# first lane, its scores' and its scratch's offsets; the rows; the scratch
+# first lane; the rows
 SUMMARY_BINDINGS: tuple[str, ...] = (
     "uniform",
     "read-only-storage",
     "read-only-storage",
     "read-only-storage",
     "read-only-storage",
-    "storage",
     "storage",
 )
 
@@ -47,23 +42,19 @@ struct Params {
     instruments: u32,
     S: u32,          // draws per chain
     half: u32,       // S / 2: the split chains' length
-    _pad0: u32,
+    chains: u32,     // lanes per instrument the summary is for
     min_tau: f32,    // 1 / most ESS credited per draw (diagnostics._ess)
     lanes: u32,
+    _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> sp: Params;
 @group(0) @binding(1) var<storage, read> outv: array<f32>;    // draws [lanes, S, D], energy
 @group(0) @binding(2) var<storage, read> pred: array<f32>;    // [lanes, S, K + 2]
 @group(0) @binding(3) var<storage, read> scores: array<f32>;  // by first + last of a tie
-// `places`: [instruments + 1] first lanes, then per instrument its scores' offset, then its
-// scratch's (a power of two at least its pooled draws)
-@group(0) @binding(4) var<storage, read> places: array<u32>;
+@group(0) @binding(4) var<storage, read> first_lane: array<u32>;  // [instruments + 1]
 @group(0) @binding(5) var<storage, read_write> rows: array<f32>;  // [instruments, NOUT]
-// per instrument: sort keys, their pooled positions, normal scores [3, its length]
-@group(0) @binding(6) var<storage, read_write> scratch: array<u32>;
 
 const D: u32 = K * (K + 1u);
 const NOUT: u32 = K + 6u + D;
@@ -71,18 +62,14 @@ const NR: u32 = K + 4u + D;  // sums of a pass: P(regime) [K], mean, second, q [
 const WG: u32 = {wg}u;
 const NMAX: u32 = {nmax}u;
 
-const MAX_SPLIT: u32 = {max_split}u;
-
 var<workgroup> red: array<array<f32, NR>, WG>;
-const MAX_LAGS: u32 = {max_lags}u;
-var<workgroup> acov: array<f32, MAX_LAGS>;  // lags of a split chain
-var<workgroup> cmean: array<f32, MAX_SPLIT>;
-var<workgroup> cvar: array<f32, MAX_SPLIT>;
+var<workgroup> key: array<f32, NMAX>;
+var<workgroup> idx: array<u32, NMAX>;
+var<workgroup> z: array<f32, NMAX>;
+var<workgroup> acov: array<f32, NMAX>;
+var<workgroup> cmean: array<f32, NMAX>;
+var<workgroup> cvar: array<f32, NMAX>;
 var<workgroup> ess_out: array<f32, 2>;
-
-// an instrument's scratch slice at `base`, `len` long: keys, positions, scores
-fn key(base: u32, m: u32) -> f32 { return bitcast<f32>(scratch[base + m]); }
-fn set_key(base: u32, m: u32, v: f32) { scratch[base + m] = bitcast<u32>(v); }
 
 fn reduce(mine: array<f32, NR>, j: u32) -> array<f32, NR> {
     red[j] = mine;
@@ -105,66 +92,57 @@ fn quantity(q: u32, lane: u32, s: u32) -> f32 {
     return 0.5 * log(max(pred[b + K + 1u], 1e-37));
 }
 
-// the bulk ESS of quantity q over the instrument's C chains' split halves
-// (diagnostics.bulk_ess); `base`, `len`: its scratch slice, `scores`: its table's offset
-fn bulk_ess(q: u32, first: u32, C: u32, base: u32, len: u32, scores_at: u32, j: u32) {
+// the bulk ESS of quantity q over the instrument's split chains (diagnostics.bulk_ess)
+fn bulk_ess(q: u32, first: u32, j: u32) {
+    let C = sp.chains;
     let h = sp.half;
     let M = 2u * C;
     let n = M * h;
-    let pos = base + len;  // where the keys' pooled positions are
-    let zs = base + 2u * len;  // where the normal scores are, by pooled position
-    for (var m = j; m < len; m += WG) {
+    for (var m = j; m < NMAX; m += WG) {
         if (m < n) {
             let c2 = m / h;
             let t = m % h;
             let s = select(sp.S - h + t, t, c2 < C);
-            set_key(base, m, quantity(q, first + c2 % C, s));
+            key[m] = quantity(q, first + c2 % C, s);
         } else {
-            set_key(base, m, 3.0e38);
+            key[m] = 3.0e38;
         }
-        scratch[pos + m] = m;
+        idx[m] = m;
     }
-    storageBarrier();
     workgroupBarrier();
-    for (var k = 2u; k <= len; k <<= 1u) {
+    for (var k = 2u; k <= NMAX; k <<= 1u) {
         for (var w = k >> 1u; w > 0u; w >>= 1u) {
-            for (var i = j; i < len; i += WG) {
+            for (var i = j; i < NMAX; i += WG) {
                 let l = i ^ w;
                 if (l > i) {
-                    let a = key(base, i);
-                    let b = key(base, l);
+                    let a = key[i];
+                    let b = key[l];
                     if ((a > b) == ((i & k) == 0u)) {
-                        set_key(base, i, b);
-                        set_key(base, l, a);
-                        let x = scratch[pos + i];
-                        scratch[pos + i] = scratch[pos + l];
-                        scratch[pos + l] = x;
+                        key[i] = b;
+                        key[l] = a;
+                        let x = idx[i];
+                        idx[i] = idx[l];
+                        idx[l] = x;
                     }
                 }
             }
-            storageBarrier();
             workgroupBarrier();
         }
     }
     for (var p = j; p < n; p += WG) {
-        let v = key(base, p);
         var lo = p;
-        while (lo > 0u && key(base, lo - 1u) == v) { lo -= 1u; }
+        while (lo > 0u && key[lo - 1u] == key[p]) { lo -= 1u; }
         var hi = p;
-        while (hi + 1u < n && key(base, hi + 1u) == v) { hi += 1u; }
-        scratch[zs + scratch[pos + p]] = bitcast<u32>(scores[scores_at + lo + hi]);
+        while (hi + 1u < n && key[hi + 1u] == key[p]) { hi += 1u; }
+        z[idx[p]] = scores[lo + hi];
     }
-    storageBarrier();
     workgroupBarrier();
     for (var c = j; c < M; c += WG) {
         var sum = 0.0;
-        for (var t = 0u; t < h; t++) { sum += bitcast<f32>(scratch[zs + c * h + t]); }
+        for (var t = 0u; t < h; t++) { sum += z[c * h + t]; }
         let mean = sum / f32(h);
         var sq = 0.0;
-        for (var t = 0u; t < h; t++) {
-            let e = bitcast<f32>(scratch[zs + c * h + t]) - mean;
-            sq += e * e;
-        }
+        for (var t = 0u; t < h; t++) { let e = z[c * h + t] - mean; sq += e * e; }
         cmean[c] = mean;
         cvar[c] = sq / f32(h);
     }
@@ -173,8 +151,7 @@ fn bulk_ess(q: u32, first: u32, C: u32, base: u32, len: u32, scores_at: u32, j: 
         var sum = 0.0;
         for (var c = 0u; c < M; c++) {
             for (var t = 0u; t + lag < h; t++) {
-                let a = bitcast<f32>(scratch[zs + c * h + t]) - cmean[c];
-                sum += a * (bitcast<f32>(scratch[zs + c * h + t + lag]) - cmean[c]);
+                sum += (z[c * h + t] - cmean[c]) * (z[c * h + t + lag] - cmean[c]);
             }
         }
         acov[lag] = sum / f32(h * M);
@@ -212,15 +189,11 @@ fn summarise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     let i = wid.x;
     let j = lid.x;
     if (i >= sp.instruments) { return; }
-    let first = places[i];
-    let lanes = places[i + 1u] - first;
-    let scores_at = places[sp.instruments + 1u + i];
-    let base = places[2u * sp.instruments + 1u + i];
-    let len = places[2u * sp.instruments + 2u + i] - base;  // the next slice starts there
+    let first = first_lane[i];
+    let lanes = first_lane[i + 1u] - first;
     let rows_n = lanes * sp.S;
     let out_row = i * NOUT;
-    if (2u * lanes * sp.half > NMAX || 2u * lanes > MAX_SPLIT || sp.half < 2u
-            || sp.half > MAX_LAGS) {
+    if (lanes != sp.chains || 2u * sp.chains * sp.half > NMAX || sp.half < 2u) {
         for (var c = j; c < NOUT; c += WG) { rows[out_row + c] = bitcast<f32>(0x7fc00000u); }
         return;
     }
@@ -257,8 +230,8 @@ fn summarise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         }
     }
     let squares = reduce(sq, j);
-    bulk_ess(0u, first, lanes, 3u * base, len, scores_at, j);
-    bulk_ess(1u, first, lanes, 3u * base, len, scores_at, j);
+    bulk_ess(0u, first, j);
+    bulk_ess(1u, first, j);
     if (j == 0u) {
         for (var k = 0u; k < K; k++) { rows[out_row + k] = sums[k] / nf; }
         rows[out_row + K] = sums[K] / nf;
@@ -279,8 +252,5 @@ fn summarise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
 def run_summary_source(K: int) -> str:
     """The summary module for K states (one string object per K: the pipeline cache's
     key is remembered by identity)."""
-    body = _SOURCE
-    for name, value in (("wg", WORKGROUP), ("nmax", NMAX), ("max_split", MAX_SPLIT),
-                        ("max_lags", MAX_LAGS)):  # fmt: skip
-        body = body.replace("{" + name + "}", str(value))
+    body = _SOURCE.replace("{wg}", str(WORKGROUP)).replace("{nmax}", str(NMAX))
     return f"const K: u32 = {K}u;\n" + body
