@@ -12,6 +12,16 @@
 # golden digest.
 # `three`: where a chained update's time goes: chained_profile.py trial wgpu 5 3 at new23
 # and head23 (the repeats' spread), then at new23 under cProfile.
+# `four`: new23b = 665a59f (the chained updates without parameter diagnostics, the
+# returns' scaling from a sort) against head23 and new23: `bench model --shape trial`
+# alternated twice, then chained_profile.py's repeats at new23b, then under cProfile.
+# `five`: new23c = ea43d11 (wide instruments summarised on the device too) against new23:
+# runon_blocks.py at 268 and 54 alternated twice, the trial round twice each, then
+# chained_profile.py's repeats and verify-gpu --quick at new23c.
+# (In `five` runon_blocks.py, since 92a3f6a calling refresh(diagnose=...), failed in the
+# new23 tree, which still takes diagnose_all: only new23c's runs are in its results.)
+# `six`: the chained ESS at the session's end (head23d = 103b5a8, ea43d11 reverted):
+# chained_profile.py in three processes of three repeats, then `bench model` twice.
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np (and for `two` the trees
 # scratch/trees/new23 and head23); `one` runs in the working tree.
 set -u
@@ -39,7 +49,7 @@ chained() {  # chained TREE NAME: chained_profile.py's repeats at the trial shap
     grep '^{' "$LOGS/chained-$2.log" >"$OUT/chained-$2-h200-$TAG.jsonl"
 }
 
-case ${1:?one, two or three} in
+case ${1:?one, two, three, four, five or six} in
 one)
     script shared-device-0 150 shared_device.py 5 54 6 0 0
     bundle one
@@ -83,5 +93,51 @@ three)
     chained $N23 new23-profiled
     unset PROFILE
     bundle three
+    ;;
+four)
+    B23=scratch/trees/new23b
+    N23=scratch/trees/new23
+    H23=scratch/trees/head23
+    for n in 1 2; do
+        model $B23 "new23b-$n"
+        model $N23 "new23-four-$n"
+        model $H23 "head23-four-$n"
+    done
+    bundle four
+    chained $B23 new23b
+    export PROFILE="$OUT/chained-profile-new23b-h200-$TAG.txt"
+    chained $B23 new23b-profiled
+    unset PROFILE
+    bundle four
+    ;;
+five)
+    C23=scratch/trees/new23c
+    N23=scratch/trees/new23
+    for n in 1 2; do
+        runon $C23 "new23c-$n" 268
+        runon $N23 "new23-five-$n" 268
+        runon $C23 "new23c-$n" 54
+        runon $N23 "new23-five-$n" 54
+    done
+    bundle five
+    for n in 1 2; do
+        round $C23 "new23c-$n" wgpu 12 3
+        round $N23 "new23-five-$n" wgpu 12 3
+        bundle five
+    done
+    chained $C23 new23c
+    in_tree $C23 step verify-five 150 python3 -m service.cli verify-gpu --quick \
+        --out "$OUT/verify-h200-five-$TAG.json"
+    tail -4 "$LOGS/verify-five.log" >>"$OUT/summary.txt"
+    bundle five
+    ;;
+six)
+    D23=scratch/trees/head23d
+    for n in 1 2 3; do
+        chained $D23 "head23d-$n"
+    done
+    model $D23 head23d-1
+    model $D23 head23d-2
+    bundle six
     ;;
 esac
