@@ -86,8 +86,8 @@ class DeviceSummary:
     def alone(self, draws: FloatArray, pred: FloatArray, first: IntArray, chains: int,
               K: int) -> FloatArray:  # fmt: skip
         """The pass on its own, over draws [L, S, D] and each draw's predictive
-        [L * S, K + 2] uploaded as float32, instruments from `first` [n + 1] (lanes each
-        but the summary's `chains` get NaN): the rows [n, width] (tests, verify-gpu)."""
+        [L * S, K + 2] uploaded as float32, instruments from `first` [n + 1] (one of other
+        than `chains` lanes gets NaN): the rows [n, width] (tests)."""
         import wgpu  # noqa: PLC0415
 
         u, handle = wgpu.BufferUsage, self.handle
@@ -104,7 +104,8 @@ class DeviceSummary:
             buffers[role] = handle.create_buffer(size=nbytes, usage=usage()[role])
         _write(handle.queue, buffers, np.asarray(first, dtype=np.uint32), chains, S)
         encoder = handle.create_command_encoder()
-        self._group = None  # these buffers are not the pool's
+        # these buffers are not the pool's: no cached bind group is used for them or kept
+        self._group = None
         self.encode(encoder, buffers, -1, K, n)
         self._group = None
         handle.queue.submit([encoder.finish()])

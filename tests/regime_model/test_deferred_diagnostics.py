@@ -5,6 +5,7 @@ threads that splits them by instruments: the same bits as one call over the whol
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from regime_model.deferred_diagnostics import MIN_SHARE, DeferredDiagnostics
 from regime_model.estimate import RegimeEstimate, decision_rhat, parameter_diagnostics
@@ -85,3 +86,8 @@ def test_unless_every_instrument_is_wanted_only_those_failing_the_gate_are_diagn
                            strict=True):  # fmt: skip
         np.testing.assert_array_equal(getattr(out, name)[~converged], whole[~converged])
         assert np.isnan(getattr(out, name)[converged]).all(), name
+
+
+def test_a_choice_of_instruments_other_than_all_failing_or_none_is_refused() -> None:
+    with pytest.raises(ValueError, match="all, failing or none, got 'some'"):
+        DeferredDiagnostics(4, which="some")  # type: ignore[arg-type]
