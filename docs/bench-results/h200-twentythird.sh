@@ -22,6 +22,9 @@
 # new23 tree, which still takes diagnose_all: only new23c's runs are in its results.)
 # `six`: the chained ESS at the session's end (head23d = 103b5a8, ea43d11 reverted):
 # chained_profile.py in three processes of three repeats, then `bench model` twice.
+# `seven`: new23e (the summary's ranks by counting, wide instruments on the device too)
+# against head23d: verify-gpu --quick at new23e, runon_blocks.py at 268 and 54 for both,
+# then the trial round once each.
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np (and for `two` the trees
 # scratch/trees/new23 and head23); `one` runs in the working tree.
 set -u
@@ -49,7 +52,7 @@ chained() {  # chained TREE NAME: chained_profile.py's repeats at the trial shap
     grep '^{' "$LOGS/chained-$2.log" >"$OUT/chained-$2-h200-$TAG.jsonl"
 }
 
-case ${1:?one, two, three, four, five or six} in
+case ${1:?one, two, three, four, five, six or seven} in
 one)
     script shared-device-0 150 shared_device.py 5 54 6 0 0
     bundle one
@@ -139,5 +142,22 @@ six)
     model $D23 head23d-1
     model $D23 head23d-2
     bundle six
+    ;;
+seven)
+    E23=scratch/trees/new23e
+    D23=scratch/trees/head23d
+    in_tree $E23 step verify-seven 150 python3 -m service.cli verify-gpu --quick \
+        --out "$OUT/verify-h200-seven-$TAG.json"
+    tail -4 "$LOGS/verify-seven.log" >>"$OUT/summary.txt"
+    bundle seven
+    for n in 268 54; do
+        runon $E23 new23e "$n"
+        runon $D23 head23d "$n"
+    done
+    bundle seven
+    round $E23 new23e wgpu 12 3
+    bundle seven
+    round $D23 head23d wgpu 12 3
+    bundle seven
     ;;
 esac
