@@ -2,24 +2,21 @@
 the run's dispatches, in its submission, whose rows come back with its read back.
 
 Owns the pass's pipelines, its buffers' roles in the pool, what it writes before the pass
-(each instrument's first lane, the normal scores of each draw count present, the uniform)
-and the rows it reads back, spread to the lanes as regime_model.run_summary lays them out.
+(each instrument's first lane, the normal scores of the draw count, the uniform) and the
+rows it reads back, spread to the lanes as regime_model.run_summary lays them out.
 """
 
 from __future__ import annotations
 
 import struct
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from gpu_backend.buffer_pool import cached_bind_group
 from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.shaders.run_summary import (
     ENTRY_SUMMARY,
-    MAX_LAGS,
-    MAX_SPLIT,
     NMAX,
     SUMMARY_BINDINGS,
     WORKGROUP,
@@ -29,7 +26,7 @@ from regime_model import diagnostics, run_summary
 from regime_model.backend import UpdateBatch
 from regime_model.types import FloatArray, IntArray
 
-ROLES = ("r_params", "s_out", "s_pred", "r_scores", "r_places", "r_rows")
+ROLES = ("r_params", "s_out", "s_pred", "r_scores", "r_first", "r_rows")
 
 
 def usage() -> dict[str, int]:
@@ -39,7 +36,7 @@ def usage() -> dict[str, int]:
     return {
         "r_params": u.UNIFORM | u.COPY_DST,
         "r_scores": u.STORAGE | u.COPY_DST,
-        "r_places": u.STORAGE | u.COPY_DST,
+        "r_first": u.STORAGE | u.COPY_DST,
         "r_rows": u.STORAGE | u.COPY_SRC,
     }
 
@@ -55,33 +52,10 @@ def first_lanes(batch: UpdateBatch) -> IntArray:
     return out
 
 
-def applies(batch: UpdateBatch) -> bool:
-    """Whether a run of `batch` gets the pass: its lanes are an update's instruments (a
-    returns window), and the ESS has a fixed cap per draw (diagnostics._ess; a calibration
-    script sets Stan's, which varies with the draw count)."""
-    return batch.window is not None and diagnostics.ESS_MOST_PER_DRAW is not None
-
-
-class Places(NamedTuple):
-    """Where each instrument's lanes and normal scores are (shaders/run_summary.py)."""
-
-    words: npt.NDArray[np.uint32]  # [2 n + 1]: first lanes [n + 1], scores' offsets [n]
-    scores: npt.NDArray[np.float32]  # each pooled draw count's normal scores, one after another
-
-
-def places(first: IntArray, draws: int) -> Places:
-    """The pass's places for instruments from `first` [n + 1] of `draws` draws per chain:
-    one table of normal scores per pooled draw count the pass takes."""
-    half = draws // 2
-    pooled = 2 * np.diff(first.astype(np.int64)) * half
-    taken = (pooled <= NMAX) & (pooled <= MAX_SPLIT * half) & (2 <= half <= MAX_LAGS)
-    counts = sorted({int(n) for n in pooled[taken]})
-    tables = [diagnostics._scores(n) for n in counts]
-    starts = dict(zip(counts, np.cumsum([0] + [len(t) for t in tables[:-1]]), strict=True))
-    offsets = [int(starts.get(int(n), 0)) for n in pooled]
-    scores = np.concatenate(tables) if tables else np.zeros(1)
-    words = np.concatenate([first, offsets]).astype(np.uint32)
-    return Places(words, scores.astype(np.float32))
+def _min_tau(pooled: int) -> float:
+    """1 / the most ESS per draw diagnostics._ess credits (read at each run, as it does)."""
+    most = diagnostics.ESS_MOST_PER_DRAW
+    return 1.0 / (np.log10(pooled) if most is None else most)
 
 
 class DeviceSummary:
@@ -95,18 +69,25 @@ class DeviceSummary:
         self._group: tuple[int, Any] | None = None
 
     @staticmethod
-    def sizes(batch: UpdateBatch, K: int, D: int, draws: int) -> dict[str, int]:
-        return _sizes(places(first_lanes(batch), draws), K, D)
+    def sizes(batch: UpdateBatch, K: int, D: int) -> dict[str, int]:
+        n = len(first_lanes(batch)) - 1
+        return {
+            "r_params": 32,
+            "r_scores": 4 * (2 * NMAX),
+            "r_first": 4 * (n + 1),
+            "r_rows": 4 * n * run_summary.width(K, D),
+        }
 
     @staticmethod
     def write(queue: Any, buffers: dict[str, Any], batch: UpdateBatch, draws: int) -> int:
         """The pass's inputs; returns its instruments."""
-        return _write(queue, buffers, places(first_lanes(batch), draws), draws)
+        return _write(queue, buffers, first_lanes(batch), batch.config.chains, draws)
 
-    def alone(self, draws: FloatArray, pred: FloatArray, first: IntArray, K: int) -> FloatArray:
+    def alone(self, draws: FloatArray, pred: FloatArray, first: IntArray, chains: int,
+              K: int) -> FloatArray:  # fmt: skip
         """The pass on its own, over draws [L, S, D] and each draw's predictive
-        [L * S, K + 2] uploaded as float32, instruments from `first` [n + 1] (one the pass
-        cannot take gets NaN): the rows [n, width] (tests)."""
+        [L * S, K + 2] uploaded as float32, instruments from `first` [n + 1] (one of other
+        than `chains` lanes gets NaN): the rows [n, width] (tests)."""
         import wgpu  # noqa: PLC0415
 
         u, handle = wgpu.BufferUsage, self.handle
@@ -116,11 +97,12 @@ class DeviceSummary:
         buffers = {role: handle.create_buffer_with_data(
             data=np.ascontiguousarray(x, dtype=np.float32), usage=u.STORAGE)
             for role, x in data.items()}  # fmt: skip
-        plan = places(np.asarray(first), S)
         n = len(first) - 1
-        for role, nbytes in _sizes(plan, K, D).items():
+        sizes = {"r_params": 32, "r_scores": 8 * NMAX, "r_first": 4 * (n + 1),
+                 "r_rows": 4 * n * run_summary.width(K, D)}  # fmt: skip
+        for role, nbytes in sizes.items():
             buffers[role] = handle.create_buffer(size=nbytes, usage=usage()[role])
-        _write(handle.queue, buffers, plan, S)
+        _write(handle.queue, buffers, np.asarray(first, dtype=np.uint32), chains, S)
         encoder = handle.create_command_encoder()
         # these buffers are not the pool's: no cached bind group is used for them or kept
         self._group = None
@@ -152,23 +134,15 @@ class DeviceSummary:
         return out
 
 
-def _sizes(plan: Places, K: int, D: int) -> dict[str, int]:
-    n = (len(plan.words) - 1) // 2
-    return {
-        "r_params": 32,
-        "r_scores": 4 * len(plan.scores),
-        "r_places": 4 * len(plan.words),
-        "r_rows": 4 * n * run_summary.width(K, D),
-    }
-
-
-def _write(queue: Any, buffers: dict[str, Any], plan: Places, draws: int) -> int:
-    """The pass's inputs for instruments at `plan`'s places, `draws` draws per chain;
-    returns the instruments."""
-    n = (len(plan.words) - 1) // 2
-    queue.write_buffer(buffers["r_places"], 0, plan.words)
-    queue.write_buffer(buffers["r_scores"], 0, plan.scores)
-    most = diagnostics.ESS_MOST_PER_DRAW or 1.0  # `applies` keeps Stan's cap off the device
-    params = struct.pack("<4If3I", n, draws, draws // 2, 0, 1.0 / most, int(plan.words[n]), 0, 0)
+def _write(queue: Any, buffers: dict[str, Any], first: IntArray, chains: int, draws: int) -> int:
+    """The pass's inputs for instruments from `first` of `chains` lanes of `draws` draws
+    each; returns the instruments."""
+    half = draws // 2
+    pooled = 2 * chains * half
+    queue.write_buffer(buffers["r_first"], 0, first)
+    if 2 <= pooled <= NMAX:  # otherwise every row is NaN and no score is read
+        queue.write_buffer(buffers["r_scores"], 0, diagnostics._scores(pooled).astype(np.float32))
+    n = len(first) - 1
+    params = struct.pack("<4If3I", n, draws, half, chains, _min_tau(pooled), int(first[-1]), 0, 0)
     queue.write_buffer(buffers["r_params"], 0, params)
     return n

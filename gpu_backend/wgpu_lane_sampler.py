@@ -19,7 +19,6 @@ from gpu_backend.buffer_pool import cached_bind_group
 from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.returns_ring import ReturnsRing
 from gpu_backend.run_summary import DeviceSummary
-from gpu_backend.run_summary import applies as summary_applies
 from gpu_backend.run_summary import usage as summary_usage
 from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
 from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for, window_capacity
@@ -65,7 +64,7 @@ class Prepared(NamedTuple):
     readback: Any  # the buffer its results are copied to
     commands: Any  # the finished command buffer
     batch: UpdateBatch
-    instruments: int  # those of the run's summary pass (run_summary); 0: no pass
+    summarised: bool  # whether the run's summary pass was recorded (run_summary)
 
 
 class Finished(NamedTuple):
@@ -145,7 +144,7 @@ class LaneSampler:
     def _buffers(self, batch: UpdateBatch, p: Plan, y_tm: Any) -> dict[str, Any]:
         hmm, D, K, window = self.hmm, p.D, batch.n_states, batch.window
         buffers = hmm.buffers(Launch(ENTRY_VALUE_GRAD, K, y_tm, p.floats[:, :D], D))
-        summary = DeviceSummary.sizes(batch, K, D, p.draws) if summary_applies(batch) else {}
+        summary = DeviceSummary.sizes(batch, K, D) if window else {}
         readback = sum(n for _, n in read_parts(p)) + _pred_bytes(p, K) + summary.get("r_rows", 0)
         sizes = {
             **state_sizes(p),
@@ -202,19 +201,18 @@ class LaneSampler:
         write_state(queue, buffers, p, batch.config.target_accept, ring, budget)
         dispatches = len(dispatch_starts(p.steps, p.shift, budget))
         # the summary's pass where the lanes are an update's instruments (a returns window)
-        summarised = summary_applies(batch)
-        instruments = self.summary.write(queue, buffers, batch, p.draws) if summarised else 0
+        instruments = self.summary.write(queue, buffers, batch, p.draws) if window else 0
         commands = self._encode(buffers, K, T, p, dispatches, instruments)
         self.submissions += 1
         self.dispatches += dispatches + (instruments > 0)
-        return Prepared(p, K, buffers["s_readback"], commands, batch, instruments)
+        return Prepared(p, K, buffers["s_readback"], commands, batch, instruments > 0)
 
     def finish(self, prepared: Prepared) -> Finished:
         """A submitted run's read back, checked: the draws, each draw's predictive and the
         summary's rows."""
         p, K, batch = prepared.plan, prepared.K, prepared.batch
         L, pred_bytes = p.lanes, _pred_bytes(p, K)
-        rows = 4 * prepared.instruments * run_summary.width(K, p.D)
+        rows = DeviceSummary.sizes(batch, K, p.D)["r_rows"] if prepared.summarised else 0
         readout, raw = read_state(self.hmm, prepared.readback, p, pred_bytes + rows)
         ended = readout.words[:, U_IT]
         if L and (ended != p.warmup + p.draws).any():
@@ -226,7 +224,7 @@ class LaneSampler:
             )
         pred = raw[:pred_bytes].view(np.float32).reshape(L * p.draws, K + 2).astype(np.float64)
         summary = (DeviceSummary.lane_rows(raw[pred_bytes:], batch, K, p.D)
-                   if prepared.instruments else None)  # fmt: skip
+                   if prepared.summarised else None)  # fmt: skip
         return Finished(readout, PredictiveBatch(pred[:, :K], pred[:, K], pred[:, K + 1]), summary)
 
     def _encode(self, buffers: dict[str, Any], K: int, T: int, p: Plan, dispatches: int,

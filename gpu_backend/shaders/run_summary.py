@@ -8,20 +8,15 @@ host's arithmetic (estimate.py, diagnostics.py) step for step, in float32:
 
 - means and variances in two passes (the mean, then the centred squares), each a sum per
   thread and one tree over the workgroup;
-- ranks without a sort: each pooled split-chain value counts the values below it and
-  equal to it (all in workgroup memory; every thread reads the same value at once). The
-  first and last sorted positions of its tie add up to 2 x below + equal - 1, by which its
-  normal score is looked up (diagnostics._scores, uploaded once per draw count present),
-  so ties get the host's average ranks exactly. n^2 / 64 comparisons a thread: 400 for 4
-  chains x 40 draws, 25,600 for a wide instrument's 32 chains; a bitonic sort in a global
-  scratch buffer cost every run about 1.5 ms on the H200 (docs/benchmarks.md, twenty-third
-  session);
+- ranks: the pooled split-chain values bitonic-sorted in workgroup memory (NMAX of them,
+  padded with +inf); each value's normal score is looked up by the first + last sorted
+  position of its tie (diagnostics._scores, uploaded once per draw count), so ties get the
+  host's average ranks exactly;
 - the ESS: diagnostics._ess, the chains' autocovariance one lag per thread, then Geyer's
   initial positive, monotone sequence on thread 0, with the same cap on ESS per draw.
 
-An instrument the pass cannot take (more than NMAX pooled draws, MAX_SPLIT split chains
-or MAX_LAGS draws per split chain) gets a row of NaN: the host summarises that run. The
-daemon's runs all fit: 4 or 32 chains of 40 draws.
+An instrument whose pooled draws exceed NMAX, or whose chains are not the summary's,
+gets a row of NaN: the host summarises that run (a wide instrument's 32 chains).
 """
 
 from __future__ import annotations
@@ -30,11 +25,9 @@ import functools
 
 ENTRY_SUMMARY = "summarise"
 WORKGROUP = 64
-NMAX = 1536  # pooled split-chain draws one workgroup ranks: 32 chains x 40 draws are 1,280
-MAX_SPLIT = 128  # split chains of one instrument: 64 chains
-MAX_LAGS = 256  # draws per split chain: 512 draws per chain
-# uniform; the draws and energies; the predictive; the normal scores; the instruments'
-# places (first lanes, scores' offsets); the rows
+NMAX = 256  # pooled split-chain draws one workgroup sorts: 4 chains x 40 draws are 160
+# uniform; the draws and energies; the predictive; the normal scores; per instrument its
+# first lane; the rows
 SUMMARY_BINDINGS: tuple[str, ...] = (
     "uniform",
     "read-only-storage",
@@ -49,7 +42,7 @@ struct Params {
     instruments: u32,
     S: u32,          // draws per chain
     half: u32,       // S / 2: the split chains' length
-    _pad: u32,
+    chains: u32,     // lanes per instrument the summary is for
     min_tau: f32,    // 1 / most ESS credited per draw (diagnostics._ess)
     lanes: u32,
     _pad0: u32,
@@ -60,9 +53,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read> outv: array<f32>;    // draws [lanes, S, D], energy
 @group(0) @binding(2) var<storage, read> pred: array<f32>;    // [lanes, S, K + 2]
 @group(0) @binding(3) var<storage, read> scores: array<f32>;  // by first + last of a tie
-// [instruments + 1] each instrument's first lane (then the lanes), then [instruments]
-// where its draw count's scores start
-@group(0) @binding(4) var<storage, read> places: array<u32>;
+@group(0) @binding(4) var<storage, read> first_lane: array<u32>;  // [instruments + 1]
 @group(0) @binding(5) var<storage, read_write> rows: array<f32>;  // [instruments, NOUT]
 
 const D: u32 = K * (K + 1u);
@@ -71,15 +62,13 @@ const NR: u32 = K + 4u + D;  // sums of a pass: P(regime) [K], mean, second, q [
 const WG: u32 = {wg}u;
 const NMAX: u32 = {nmax}u;
 
-const MAX_SPLIT: u32 = {max_split}u;
-const MAX_LAGS: u32 = {max_lags}u;
-
-// 15,368 bytes at K = 4, under WebGPU's 16,384 of workgroup storage
 var<workgroup> red: array<array<f32, NR>, WG>;
-var<workgroup> z: array<f32, NMAX>;  // the pooled values, then their normal scores
-var<workgroup> acov: array<f32, MAX_LAGS>;
-var<workgroup> cmean: array<f32, MAX_SPLIT>;
-var<workgroup> cvar: array<f32, MAX_SPLIT>;
+var<workgroup> key: array<f32, NMAX>;
+var<workgroup> idx: array<u32, NMAX>;
+var<workgroup> z: array<f32, NMAX>;
+var<workgroup> acov: array<f32, NMAX>;
+var<workgroup> cmean: array<f32, NMAX>;
+var<workgroup> cvar: array<f32, NMAX>;
 var<workgroup> ess_out: array<f32, 2>;
 
 fn reduce(mine: array<f32, NR>, j: u32) -> array<f32, NR> {
@@ -103,38 +92,49 @@ fn quantity(q: u32, lane: u32, s: u32) -> f32 {
     return 0.5 * log(max(pred[b + K + 1u], 1e-37));
 }
 
-// the bulk ESS of quantity q over the instrument's C chains' split halves
-// (diagnostics.bulk_ess); its draw count's normal scores start at `scores_at`
-fn bulk_ess(q: u32, first: u32, C: u32, scores_at: u32, j: u32) {
+// the bulk ESS of quantity q over the instrument's split chains (diagnostics.bulk_ess)
+fn bulk_ess(q: u32, first: u32, j: u32) {
+    let C = sp.chains;
     let h = sp.half;
     let M = 2u * C;
     let n = M * h;
-    for (var m = j; m < n; m += WG) {
-        let c2 = m / h;
-        let t = m % h;
-        let s = select(sp.S - h + t, t, c2 < C);
-        z[m] = quantity(q, first + c2 % C, s);
-    }
-    workgroupBarrier();
-    var scored: array<f32, NMAX / WG>;
-    var k = 0u;
-    for (var m = j; m < n; m += WG) {
-        let v = z[m];
-        var below = 0u;
-        var equal = 0u;
-        for (var i = 0u; i < n; i++) {
-            let x = z[i];
-            below += select(0u, 1u, x < v);
-            equal += select(0u, 1u, x == v);
+    for (var m = j; m < NMAX; m += WG) {
+        if (m < n) {
+            let c2 = m / h;
+            let t = m % h;
+            let s = select(sp.S - h + t, t, c2 < C);
+            key[m] = quantity(q, first + c2 % C, s);
+        } else {
+            key[m] = 3.0e38;
         }
-        scored[k] = scores[scores_at + 2u * below + max(equal, 1u) - 1u];
-        k++;
+        idx[m] = m;
     }
     workgroupBarrier();
-    k = 0u;
-    for (var m = j; m < n; m += WG) {
-        z[m] = scored[k];
-        k++;
+    for (var k = 2u; k <= NMAX; k <<= 1u) {
+        for (var w = k >> 1u; w > 0u; w >>= 1u) {
+            for (var i = j; i < NMAX; i += WG) {
+                let l = i ^ w;
+                if (l > i) {
+                    let a = key[i];
+                    let b = key[l];
+                    if ((a > b) == ((i & k) == 0u)) {
+                        key[i] = b;
+                        key[l] = a;
+                        let x = idx[i];
+                        idx[i] = idx[l];
+                        idx[l] = x;
+                    }
+                }
+            }
+            workgroupBarrier();
+        }
+    }
+    for (var p = j; p < n; p += WG) {
+        var lo = p;
+        while (lo > 0u && key[lo - 1u] == key[p]) { lo -= 1u; }
+        var hi = p;
+        while (hi + 1u < n && key[hi + 1u] == key[p]) { hi += 1u; }
+        z[idx[p]] = scores[lo + hi];
     }
     workgroupBarrier();
     for (var c = j; c < M; c += WG) {
@@ -189,13 +189,11 @@ fn summarise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     let i = wid.x;
     let j = lid.x;
     if (i >= sp.instruments) { return; }
-    let first = places[i];
-    let lanes = places[i + 1u] - first;
-    let scores_at = places[sp.instruments + 1u + i];
+    let first = first_lane[i];
+    let lanes = first_lane[i + 1u] - first;
     let rows_n = lanes * sp.S;
     let out_row = i * NOUT;
-    if (2u * lanes * sp.half > NMAX || 2u * lanes > MAX_SPLIT || sp.half < 2u
-            || sp.half > MAX_LAGS) {
+    if (lanes != sp.chains || 2u * sp.chains * sp.half > NMAX || sp.half < 2u) {
         for (var c = j; c < NOUT; c += WG) { rows[out_row + c] = bitcast<f32>(0x7fc00000u); }
         return;
     }
@@ -232,8 +230,8 @@ fn summarise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         }
     }
     let squares = reduce(sq, j);
-    bulk_ess(0u, first, lanes, scores_at, j);
-    bulk_ess(1u, first, lanes, scores_at, j);
+    bulk_ess(0u, first, j);
+    bulk_ess(1u, first, j);
     if (j == 0u) {
         for (var k = 0u; k < K; k++) { rows[out_row + k] = sums[k] / nf; }
         rows[out_row + K] = sums[K] / nf;
@@ -254,8 +252,5 @@ fn summarise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
 def run_summary_source(K: int) -> str:
     """The summary module for K states (one string object per K: the pipeline cache's
     key is remembered by identity)."""
-    body = _SOURCE
-    for name, value in (("wg", WORKGROUP), ("nmax", NMAX), ("max_split", MAX_SPLIT),
-                        ("max_lags", MAX_LAGS)):  # fmt: skip
-        body = body.replace("{" + name + "}", str(value))
+    body = _SOURCE.replace("{wg}", str(WORKGROUP)).replace("{nmax}", str(NMAX))
     return f"const K: u32 = {K}u;\n" + body

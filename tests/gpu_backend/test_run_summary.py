@@ -11,7 +11,7 @@ from wgpu_fixtures import fixture_gpu_device, lane_backend  # noqa: F401 - fixtu
 
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
-from gpu_backend.shaders.run_summary import MAX_SPLIT, NMAX
+from gpu_backend.shaders.run_summary import NMAX
 from gpu_backend.wgpu_device import Device
 from regime_model import run_summary
 from regime_model.blocks import join_chains, take_instruments
@@ -48,16 +48,8 @@ def test_the_device_summary_is_the_hosts_arithmetic_on_the_same_draws(gpu_device
     n = 7
     draws, pred = _draws_with_ties(n, np.random.default_rng(5))
     summary = lane_backend(gpu_device, 8).lane_sampler.summary  # type: ignore[union-attr]
-    rows = summary.alone(draws, pred, np.arange(0, n * C + 1, C), K)
+    rows = summary.alone(draws, pred, np.arange(0, n * C + 1, C), C, K)
     got = run_summary.from_rows(rows, K)
-    _assert_the_hosts(got, draws, pred, n, C)
-    assert got.ess[2, 0] == 0  # the third's draws all agree: 0 / 0, counted as no ESS
-
-
-def _assert_the_hosts(
-    got: run_summary.RunSummary, draws: np.ndarray, pred: np.ndarray, n: int, C: int
-) -> None:
-    """`got` is the host's arithmetic on n instruments of C chains each (ties and all)."""
 
     by_instrument = pred.reshape(n, C * S, K + 2)
     turbulent = by_instrument[..., K - 1].reshape(n, C, S)
@@ -69,39 +61,24 @@ def _assert_the_hosts(
     np.testing.assert_allclose(got.pred_second, second, rtol=1e-5)
     np.testing.assert_allclose(got.spread, decision.reshape(n, -1, 2).std(axis=1),
                                rtol=1e-4, atol=1e-7)  # fmt: skip
-    np.testing.assert_allclose(got.ess, bulk_ess(decision), rtol=1e-4)
+    host_ess = bulk_ess(decision)
+    assert host_ess[2, 0] == 0 and got.ess[2, 0] == 0  # all draws agree
+    np.testing.assert_allclose(got.ess, host_ess, rtol=1e-4)
     np.testing.assert_allclose(got.draw_var, draws.reshape(n, C * S, D).var(axis=1, ddof=1),
                                rtol=1e-4)  # fmt: skip
 
 
-def test_a_joined_batchs_wide_instrument_is_summarised_over_its_own_chains(
-    gpu_device: Device,
-) -> None:
-    # a joined batch (batch_join): two narrow instruments, a wide one of 32 chains (960
-    # pooled half-chain draws, ranked in workgroup memory), a narrow one
+def test_an_instrument_of_other_chains_is_left_to_the_host(gpu_device: Device) -> None:
+    # a joined batch: two narrow instruments, then a wide one of 32 chains (1,920 draws, more
+    # than the pass sorts), then a narrow one
     first = np.array([0, C, 2 * C, 2 * C + 32, 3 * C + 32])
     draws, pred = _draws_with_ties(12, np.random.default_rng(6))
     summary = lane_backend(gpu_device, 8).lane_sampler.summary  # type: ignore[union-attr]
-    rows = summary.alone(draws[: first[-1]], pred[: first[-1] * S], first, K)
-    lo, hi = int(first[2]), int(first[3])
-    _assert_the_hosts(run_summary.from_rows(rows[2:3], K), draws[lo:hi], pred[lo * S : hi * S],
-                      1, 32)  # fmt: skip
-    narrow = np.r_[0 : 2 * C, hi : hi + C]
-    narrow_pred = pred.reshape(-1, S, K + 2)[narrow].reshape(-1, K + 2)
-    _assert_the_hosts(run_summary.from_rows(rows[[0, 1, 3]], K), draws[narrow], narrow_pred, 3, C)
-
-
-def test_an_instrument_of_more_chains_than_the_pass_sorts_is_left_to_the_host(
-    gpu_device: Device,
-) -> None:
-    chains = MAX_SPLIT // 2 + 1
-    first = np.array([0, C, C + chains])
-    draws, pred = _draws_with_ties(20, np.random.default_rng(7))
-    summary = lane_backend(gpu_device, 8).lane_sampler.summary  # type: ignore[union-attr]
-    rows = summary.alone(draws[: first[-1]], pred[: first[-1] * S], first, K)
-    assert np.isnan(rows[1]).all() and not np.isnan(rows[0]).any()
+    rows = summary.alone(draws[: first[-1]], pred[: first[-1] * S], first, C, K)
+    assert np.isnan(rows[2]).all()
+    assert not np.isnan(rows[[0, 1, 3]]).any()
     lanes = np.repeat(rows, np.diff(first), axis=0)
-    assert run_summary.usable(lanes[:C], C, K) is not None
+    assert run_summary.usable(lanes[: 2 * C], C, K) is not None
     assert run_summary.usable(lanes, C, K) is None  # estimate_of summarises on the host
 
 
@@ -145,8 +122,8 @@ def test_a_summary_follows_its_lanes_and_is_dropped_when_chains_are_joined() -> 
     assert join_chains(result, result, n).summary is None
 
 
-def test_the_daemons_narrow_and_wide_runs_fit_the_pass() -> None:
+def test_the_daemons_narrow_runs_fit_the_pass_and_its_wide_blocks_do_not() -> None:
     spec = ModelSpec()
-    half = spec.draws // 2
-    assert 2 * spec.extension_chains * half <= NMAX
-    assert 2 * spec.extension_chains <= MAX_SPLIT
+    assert (
+        2 * spec.chains * (spec.draws // 2) <= NMAX < 2 * spec.extension_chains * (spec.draws // 2)
+    )
