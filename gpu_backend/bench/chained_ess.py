@@ -12,8 +12,8 @@ update's lanes are the same chains; the time is the updates' whole wall time, th
 step-size re-adaptation included, the parameters' R-hat and ESS not (`diagnose="none"`):
 neither the gate nor the strategy reads them, and NumPyro's time, the figure this one is
 set against, holds its sampling alone, none of its diagnostics. (With the daemon's
-"failing", every chained update diagnosed the 20-40 instruments that fail the gate
-without a run-on: 20 ms of a 56 ms update on the H200, docs/benchmarks.md.)
+"failing", every chained update diagnosed the instruments that fail the gate without a
+run-on: 20 ms of a 56 ms update on the H200, docs/benchmarks.md.)
 """
 
 from __future__ import annotations
