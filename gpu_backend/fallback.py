@@ -92,18 +92,20 @@ class FallbackBackend:
         self._served = self.cpu
         return self.cpu.hmm_value_and_grad(theta, y, n_states, priors)
 
-    def hmm_predictive(self, theta: FloatArray, y: FloatArray, n_states: int) -> PredictiveBatch:
+    def hmm_predictive(
+        self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
+    ) -> PredictiveBatch:
         gpu = self._current_gpu()
         if gpu is not None:
             try:
-                result = gpu.hmm_predictive(theta, y, n_states)
+                result = gpu.hmm_predictive(theta, y, n_states, draws_per_row)
             except GpuCallError as error:
                 self._fall_back("hmm_predictive", str(error))
             else:
                 self._served = gpu
                 return result
         self._served = self.cpu
-        return self.cpu.hmm_predictive(theta, y, n_states)
+        return self.cpu.hmm_predictive(theta, y, n_states, draws_per_row)
 
     def leapfrog(
         self,

@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass, field
 from functools import partial
 
+import numpy as np
+
 from regime_model.backend import PredictiveBatch, UpdateBatch, run_on_host
 from regime_model.hmc import host_leapfrog
 from regime_model.posterior import log_density_and_grad, predictive
@@ -55,7 +57,11 @@ class NumpyBackend:
     ) -> tuple[FloatArray, FloatArray]:
         return log_density_and_grad(theta, y, n_states, priors)
 
-    def hmm_predictive(self, theta: FloatArray, y: FloatArray, n_states: int) -> PredictiveBatch:
+    def hmm_predictive(
+        self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
+    ) -> PredictiveBatch:
+        if draws_per_row > 1:
+            y = np.repeat(y, draws_per_row, axis=0)
         return PredictiveBatch(*predictive(theta, y, n_states))
 
     def leapfrog(

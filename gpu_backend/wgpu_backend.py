@@ -17,7 +17,7 @@ from gpu_backend.clock_wake import ClockWake
 from gpu_backend.shaders.accumulate import Accumulate
 from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD
 from gpu_backend.wgpu_device import Device, open_device
-from gpu_backend.wgpu_inputs import constant_terms, validate
+from gpu_backend.wgpu_inputs import constant_terms, time_major, validate
 from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, Result
 from gpu_backend.wgpu_lane_sampler import LaneSampler
 from gpu_backend.wgpu_leapfrog import End, LeapfrogKernels, Start
@@ -109,10 +109,13 @@ class WgpuBackend:
         const = constant_terms(n_states, y.shape[1], priors)
         return value + const, out.vec.astype(np.float64)
 
-    def hmm_predictive(self, theta: FloatArray, y: FloatArray, n_states: int) -> PredictiveBatch:
-        theta, y = validate(theta, y, n_states)
+    def hmm_predictive(
+        self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
+    ) -> PredictiveBatch:
+        theta, y = validate(theta, y, n_states, draws_per_row)
         K = n_states
-        raw = self._launch(ENTRY_PREDICTIVE, theta, y, K, K + 2, _DEFAULT_PRIORS).vec
+        raw = self._launch(ENTRY_PREDICTIVE, theta, y, K, K + 2, _DEFAULT_PRIORS,
+                           draws_per_row).vec  # fmt: skip
         out: FloatArray = raw.astype(np.float64)
         return PredictiveBatch(out[:, :K], out[:, K], out[:, K + 1])
 
@@ -270,20 +273,18 @@ class WgpuBackend:
         self._packed = (y.copy(), (block, copies), packed)
         return packed
 
-    def _launch(
-        self, entry: str, theta: FloatArray, y: FloatArray, K: int, width: int, priors: Priors
-    ) -> Result:
-        L, T = y.shape
+    def _launch(self, entry: str, theta: FloatArray, y: FloatArray, K: int, width: int,
+                priors: Priors, per_row: int = 1) -> Result:  # fmt: skip
+        L, T = len(theta), y.shape[1]
         step = self.kernels.max_lanes(K, T, width)
         # A density call packs y as the trajectories do (`_pack`): the host driver
         # alternates a move's density call and a trajectory on the same y, which then
         # stays on the device instead of going up twice per iteration. (The predictive's
-        # y, every lane repeated per draw, is used once: packed apart, not cached.)
+        # y, each row shared by `per_row` lanes, is used once: packed apart, not cached.)
         if entry == ENTRY_VALUE_GRAD:
             ys = self._pack(y, step)
         else:
-            ys = [np.ascontiguousarray(y[lo : lo + step].T, dtype=np.float32)
-                  for lo in range(0, L, step)]  # fmt: skip
+            ys = [time_major(y, lo, min(lo + step, L), per_row) for lo in range(0, L, step)]
         f32 = np.float32
         parts = [self.kernels.run(Launch(entry, K, ys[lo // step],
                                          np.ascontiguousarray(theta[lo : lo + step], dtype=f32),

@@ -75,8 +75,12 @@ class Backend(Protocol):
         """Unconstrained log posterior [L] and its gradient [L, D] for theta [L, D], y [L, T]."""
         ...
 
-    def hmm_predictive(self, theta: FloatArray, y: FloatArray, n_states: int) -> PredictiveBatch:
-        """Filtered last-bar regime and next-return mixture moments for each lane."""
+    def hmm_predictive(
+        self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
+    ) -> PredictiveBatch:
+        """Filtered last-bar regime and next-return mixture moments for each lane of theta
+        [L, D]; lane l reads row l // draws_per_row of y [L / draws_per_row, T] (a run's
+        draws share their chain's window: estimate.py passes each once, not S times)."""
         ...
 
     def leapfrog(

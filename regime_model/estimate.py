@@ -72,7 +72,7 @@ def _summarise(
     N, K = len(scale), spec.n_states
     pred = result.predictive
     if pred is None:
-        pred = backend.hmm_predictive(result.draws.reshape(L * S, D), np.repeat(y, S, axis=0), K)
+        pred = backend.hmm_predictive(result.draws.reshape(L * S, D), y, K, draws_per_row=S)
     probs = pred.filtered_last.reshape(N, -1, K).mean(axis=1)
     mean = pred.mean.reshape(N, -1)
     pm = mean.mean(axis=1)
