@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from gpu_backend.wgpu_backend import WgpuBackend
 from gpu_backend.wgpu_inputs import constant_terms
-from gpu_backend.wgpu_sampler import plan, sample_result
+from gpu_backend.wgpu_sampler import plan
 from regime_model.backend import UpdateBatch
 from regime_model.sampler import SampleResult
 
@@ -45,8 +45,7 @@ def run_in_one_submission(runs: Sequence[tuple[WgpuBackend, UpdateBatch]]) -> li
         out = []
         for (_, batch), p, done in zip(runs, prepared, read, strict=True):
             const = constant_terms(batch.n_states, len(batch.y[0]), batch.priors)
-            result = sample_result(batch, p.plan, done.readout, const, ms)
-            out.append(result._replace(predictive=done.predictive, summary=done.summary))
+            out.append(done.result(batch, p.plan, const, ms))
         return out
 
     return runs[0][0].kernels.guarded(joint)

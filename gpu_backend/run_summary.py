@@ -69,8 +69,9 @@ class DeviceSummary:
         self._group: tuple[int, Any] | None = None
 
     @staticmethod
-    def sizes(batch: UpdateBatch, K: int, D: int) -> dict[str, int]:
-        n = len(first_lanes(batch)) - 1
+    def sizes(first: IntArray, K: int, D: int) -> dict[str, int]:
+        """The pass's buffers for instruments from `first` (first_lanes)."""
+        n = len(first) - 1
         return {
             "r_params": 32,
             "r_scores": 4 * (2 * NMAX),
@@ -79,9 +80,10 @@ class DeviceSummary:
         }
 
     @staticmethod
-    def write(queue: Any, buffers: dict[str, Any], batch: UpdateBatch, draws: int) -> int:
-        """The pass's inputs; returns its instruments."""
-        return _write(queue, buffers, first_lanes(batch), batch.config.chains, draws)
+    def write(queue: Any, buffers: dict[str, Any], first: IntArray, batch: UpdateBatch,
+              draws: int) -> int:  # fmt: skip
+        """The pass's inputs for `batch`'s instruments from `first`; returns how many."""
+        return _write(queue, buffers, first, batch.config.chains, draws)
 
     def alone(self, draws: FloatArray, pred: FloatArray, first: IntArray, chains: int,
               K: int) -> FloatArray:  # fmt: skip
@@ -126,11 +128,12 @@ class DeviceSummary:
         compute.end()
 
     @staticmethod
-    def lane_rows(raw: np.ndarray, batch: UpdateBatch, K: int, D: int) -> FloatArray:
-        """[lanes, width] the read back rows, each lane its instrument's (float64)."""
-        first = first_lanes(batch).astype(np.int64)
+    def lane_rows(raw: np.ndarray, first: IntArray, K: int, D: int) -> FloatArray:
+        """[lanes, width] the read back rows of instruments from `first`, each lane its
+        instrument's (float64)."""
         rows = raw.view(np.float32).reshape(len(first) - 1, run_summary.width(K, D))
-        out: FloatArray = np.repeat(rows.astype(np.float64), np.diff(first), axis=0)
+        at = first.astype(np.int64)
+        out: FloatArray = np.repeat(rows.astype(np.float64), at[1:] - at[:-1], axis=0)
         return out
 
 

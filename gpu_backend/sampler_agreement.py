@@ -176,6 +176,11 @@ def compare_draw_phase(
     return DrawAgreement(L, S, mismatches, err, passed, shifted, rate_err)
 
 
+# Lane threads where the device's own backend runs no lane sampler (a CPU adapter): the
+# checks of what only the lane sampler does run it so, as tests/gpu_backend do on lavapipe.
+CPU_LANE_THREADS = 8
+
+
 class JointAgreement(NamedTuple):
     accounts: int
     lanes: int
@@ -186,11 +191,12 @@ class JointAgreement(NamedTuple):
 def compare_joint_submission(gpu: WgpuBackend, cpu: Backend, spec: ModelSpec) -> JointAgreement:
     """Two accounts' warm runs (a backend each, on `gpu`'s device) in one submission
     against each run alone: the same bits (gpu_backend.joint_submission). A CPU adapter
-    runs them with the lane sampler at 8 threads a lane, a GPU at its own count."""
+    runs them with the lane sampler at CPU_LANE_THREADS threads a lane, a GPU at its own
+    count."""
     from gpu_backend.joint_submission import run_in_one_submission  # noqa: PLC0415
     from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415 - imports wgpu
 
-    threads = gpu.kernels.lane_threads or 8
+    threads = gpu.kernels.lane_threads or CPU_LANE_THREADS
     backends = [WgpuBackend(gpu.device, lane_threads=threads, wake_clocks=False)
                 for _ in range(2)]  # fmt: skip
     batches = []
@@ -222,12 +228,12 @@ def compare_run_summary(gpu: WgpuBackend, cpu: Backend, spec: ModelSpec) -> Summ
     """A warm run's summary made on the device (regime_model.run_summary) against the
     host's from the same run's draws: the estimate the strategy reads, the gate's Monte
     Carlo errors and decisions, and the next metric. A CPU adapter runs the lane sampler
-    at 8 threads a lane, a GPU at its own count."""
+    at CPU_LANE_THREADS threads a lane, a GPU at its own count."""
     from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415 - imports wgpu
     from regime_model.estimate import estimate_of  # noqa: PLC0415
 
-    backend = gpu if gpu.kernels.lane_threads else WgpuBackend(gpu.device, lane_threads=8,
-                                                                wake_clocks=False)  # fmt: skip
+    backend = gpu if gpu.kernels.lane_threads else WgpuBackend(
+        gpu.device, lane_threads=CPU_LANE_THREADS, wake_clocks=False)  # fmt: skip
     n = 8
     series = 0.01 * regime_returns(n, spec.window + 1, np.random.default_rng(13))
     returns, carries = _warm_start(cpu, spec, n, series)

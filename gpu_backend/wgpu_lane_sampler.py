@@ -18,7 +18,7 @@ import numpy as np
 from gpu_backend.buffer_pool import cached_bind_group
 from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.returns_ring import ReturnsRing
-from gpu_backend.run_summary import DeviceSummary
+from gpu_backend.run_summary import DeviceSummary, first_lanes
 from gpu_backend.run_summary import usage as summary_usage
 from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
 from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for, window_capacity
@@ -53,7 +53,7 @@ from gpu_backend.wgpu_sampler import (
 from regime_model import run_summary
 from regime_model.backend import UpdateBatch
 from regime_model.sampler import SampleResult
-from regime_model.types import FloatArray, PredictiveBatch
+from regime_model.types import FloatArray, IntArray, PredictiveBatch
 
 
 class Prepared(NamedTuple):
@@ -64,7 +64,9 @@ class Prepared(NamedTuple):
     readback: Any  # the buffer its results are copied to
     commands: Any  # the finished command buffer
     batch: UpdateBatch
-    summarised: bool  # whether the run's summary pass was recorded (run_summary)
+    # each instrument's first lane (run_summary.first_lanes) where the run's summary pass
+    # was recorded; None: no pass (no returns window)
+    summarised: IntArray | None
 
 
 class Finished(NamedTuple):
@@ -74,6 +76,11 @@ class Finished(NamedTuple):
     readout: Readout
     predictive: PredictiveBatch
     summary: FloatArray | None
+
+    def result(self, batch: UpdateBatch, p: Plan, constant: float, ms: float) -> SampleResult:
+        """The run as the host sampler's SampleResult, with what the device added."""
+        out = sample_result(batch, p, self.readout, constant, ms)
+        return out._replace(predictive=self.predictive, summary=self.summary)
 
 
 _HMM_ROLES = ("params", "y", "theta", "value", "vec", "scratch")
@@ -137,14 +144,13 @@ class LaneSampler:
         t0 = time.perf_counter()
         p = plan(batch)
         done = self.hmm.guarded(lambda: self._run(batch, p))
-        ms = 1e3 * (time.perf_counter() - t0)
-        result = sample_result(batch, p, done.readout, constant, ms)
-        return result._replace(predictive=done.predictive, summary=done.summary)
+        return done.result(batch, p, constant, 1e3 * (time.perf_counter() - t0))
 
-    def _buffers(self, batch: UpdateBatch, p: Plan, y_tm: Any) -> dict[str, Any]:
+    def _buffers(self, batch: UpdateBatch, p: Plan, y_tm: Any,
+                 first: IntArray | None) -> dict[str, Any]:  # fmt: skip
         hmm, D, K, window = self.hmm, p.D, batch.n_states, batch.window
         buffers = hmm.buffers(Launch(ENTRY_VALUE_GRAD, K, y_tm, p.floats[:, :D], D))
-        summary = DeviceSummary.sizes(batch, K, D) if window else {}
+        summary = DeviceSummary.sizes(first, K, D) if first is not None else {}
         readback = sum(n for _, n in read_parts(p)) + _pred_bytes(p, K) + summary.get("r_rows", 0)
         sizes = {
             **state_sizes(p),
@@ -185,7 +191,9 @@ class LaneSampler:
             y_tm = np.ascontiguousarray(batch.y.T, dtype=np.float32)
         else:  # the pool sizes the kernels' y binding by its shape; nothing is written there
             y_tm = np.broadcast_to(np.float32(0.0), (T, L))
-        buffers = self._buffers(batch, p, y_tm)
+        # the summary's pass where the lanes are an update's instruments (a returns window)
+        first = first_lanes(batch) if window is not None else None
+        buffers = self._buffers(batch, p, y_tm, first)
         queue = self.hmm.device.handle.queue
         queue.write_buffer(buffers["params"], 0, params_bytes(L, T, D, batch.priors))
         ring = (0, 0, 0)
@@ -200,19 +208,19 @@ class LaneSampler:
         budget = self.budget(K, T, D)
         write_state(queue, buffers, p, batch.config.target_accept, ring, budget)
         dispatches = len(dispatch_starts(p.steps, p.shift, budget))
-        # the summary's pass where the lanes are an update's instruments (a returns window)
-        instruments = self.summary.write(queue, buffers, batch, p.draws) if window else 0
+        instruments = 0 if first is None else self.summary.write(queue, buffers, first, batch,
+                                                                 p.draws)  # fmt: skip
         commands = self._encode(buffers, K, T, p, dispatches, instruments)
         self.submissions += 1
         self.dispatches += dispatches + (instruments > 0)
-        return Prepared(p, K, buffers["s_readback"], commands, batch, instruments > 0)
+        return Prepared(p, K, buffers["s_readback"], commands, batch, first)
 
     def finish(self, prepared: Prepared) -> Finished:
         """A submitted run's read back, checked: the draws, each draw's predictive and the
         summary's rows."""
-        p, K, batch = prepared.plan, prepared.K, prepared.batch
+        p, K, first = prepared.plan, prepared.K, prepared.summarised
         L, pred_bytes = p.lanes, _pred_bytes(p, K)
-        rows = DeviceSummary.sizes(batch, K, p.D)["r_rows"] if prepared.summarised else 0
+        rows = 0 if first is None else DeviceSummary.sizes(first, K, p.D)["r_rows"]
         readout, raw = read_state(self.hmm, prepared.readback, p, pred_bytes + rows)
         ended = readout.words[:, U_IT]
         if L and (ended != p.warmup + p.draws).any():
@@ -223,8 +231,8 @@ class LaneSampler:
                 "on a CPU adapter are split); its draws are not used"
             )
         pred = raw[:pred_bytes].view(np.float32).reshape(L * p.draws, K + 2).astype(np.float64)
-        summary = (DeviceSummary.lane_rows(raw[pred_bytes:], batch, K, p.D)
-                   if prepared.summarised else None)  # fmt: skip
+        summary = (None if first is None
+                   else DeviceSummary.lane_rows(raw[pred_bytes:], first, K, p.D))  # fmt: skip
         return Finished(readout, PredictiveBatch(pred[:, :K], pred[:, K], pred[:, K + 1]), summary)
 
     def _encode(self, buffers: dict[str, Any], K: int, T: int, p: Plan, dispatches: int,

@@ -203,15 +203,11 @@ def estimate_of(
     mcse = np.where(spread > 0, spread / np.sqrt(np.fmax(ess, 1.0)), 0.0)
     divergences = result.divergences.reshape(N, C).sum(axis=1)
     undiagnosed = np.full(N, np.nan)
-    rhat, ess_bulk, ess_tail = (
-        parameter_diagnostics(result, spec)
-        if diagnose
-        else (undiagnosed, undiagnosed.copy(), undiagnosed.copy())
-    )
+    rhat, ess_bulk, ess_tail = (parameter_diagnostics(result, spec) if diagnose
+                                else (undiagnosed, undiagnosed.copy(), undiagnosed.copy()))
     estimate = RegimeEstimate(
         *summary[:3],
-        converged=(mcse[:, 0] <= spec.mcse_max)
-        & (mcse[:, 1] <= spec.vol_mcse_max)
+        converged=(mcse[:, 0] <= spec.mcse_max) & (mcse[:, 1] <= spec.vol_mcse_max)
         & (divergences <= spec.divergence_rate_max * C * spec.draws),
         rhat=rhat,
         rhat_decision=decision_rhat(summary.decision_draws) if diagnose else undiagnosed.copy(),

@@ -3,16 +3,17 @@
 estimate.estimate_of reduces a run's draws to what the gate and the strategy read: per
 instrument the posterior means of P(regime) and of the predictive, the spread and bulk
 ESS of the two decision quantities, and the draws' variance (the next metric). At 268
-instruments that was 11-22 ms of host work per update, as long as the device run itself
-(docs/benchmarks.md, twenty-third session). A device that has the draws in its memory can
+instruments that was 15-26 ms of host work per update on the H200, longer than the device
+run itself (docs/benchmarks.md, twenty-third session). A device that has the draws in its memory can
 return these few numbers per instrument instead (SampleResult.summary); the host keeps
 only what is cheap. The numpy backend never does: its runs are summarised by
 estimate.estimate_of itself, which stays the reference.
 
 The layout is the model's, the backend's promise: one row per lane, the row of the lane's
-instrument over all of its chains' draws in that run, columns as `columns` names them. A
-row of NaN means the device did not summarise that instrument (more pooled draws than it
-sorts): estimate_of then summarises the run on the host.
+instrument over all of its chains' draws in that run, its columns RunSummary's fields in
+order (`from_rows`; `width` of them). A row of NaN means the device did not summarise
+that instrument (more pooled draws than it sorts): estimate_of then summarises the run on
+the host.
 """
 
 from __future__ import annotations

@@ -26,8 +26,9 @@ def robust_scale(returns: FloatArray) -> FloatArray:
 def _median(x: FloatArray) -> FloatArray:
     """np.median(x, axis=1), the same bits (the middle value, or the mean of the middle two,
     of each row sorted), from a sort: numpy's vectorised sort of rows of a few hundred
-    values took a third of its partition's time (268 x 256: 0.32 against 1.06 ms on
-    dev-2c-xeon), and an update scales every window. A row with a NaN is NaN, as there."""
+    values is faster than its partition, and an update scales every window (268 x 256:
+    2.6 -> 1.8 ms on dev-2c-xeon, docs/bench-results/host_micro.py). A row with a NaN is
+    NaN, as there."""
     n = x.shape[1]
     v = np.sort(x, axis=1)
     h = n // 2

@@ -41,14 +41,27 @@ round() {  # round TREE NAME BACKEND BARS PACE_S
         >>"$OUT/summary.txt"
 }
 
+script() {  # script NAME LIMIT SCRIPT ARGS...: a bench script's JSON lines, run from ROOT
+    name=$1 limit=$2 file=$3
+    shift 3
+    step "$name" "$limit" python3 "$ROOT/docs/bench-results/$file" "$@"
+    grep '^{' "$LOGS/$name.log" >"$OUT/$name-h200-$TAG.jsonl"
+}
+
 bundle() {  # bundle NAME: the results in one archive, and the summary beside it
     tar -czf "$FINAL/$CALLS-$1.tgz" -C "$OUT" . && cp "$OUT/summary.txt" "$FINAL/"
 }
 
+verify() {  # verify TREE [CALL]: verify-gpu --quick (verify-h200[-CALL]-TAG.json), its
+    # verdict lines in the summary
+    name=verify${2:+-$2}
+    in_tree "$1" step "$name" 150 python3 -m service.cli verify-gpu --quick \
+        --out "$OUT/verify-h200${2:+-$2}-$TAG.json"
+    tail -4 "$LOGS/$name.log" >>"$OUT/summary.txt"
+}
+
 verify_digest() {  # verify_digest TREE: verify-gpu --quick and the golden digest
-    in_tree "$1" step verify 150 python3 -m service.cli verify-gpu --quick \
-        --out "$OUT/verify-h200-$TAG.json"
-    tail -4 "$LOGS/verify.log" >>"$OUT/summary.txt"
+    verify "$1"
     in_tree "$1" step digest 120 python3 -m service.cli bench digest --json
     grep '^{' "$LOGS/digest.log" >"$OUT/digest-h200-$TAG.json"
 }

@@ -24,13 +24,6 @@ SESSION=twentysecond
 TAG=twentysecond-2026-12-03
 . "$(dirname "$0")/h200-lib.sh"
 
-script() {  # script NAME LIMIT SCRIPT ARGS...: a bench script's JSON lines, in this tree
-    name=$1 limit=$2 file=$3
-    shift 3
-    step "$name" "$limit" python3 "$ROOT/docs/bench-results/$file" "$@"
-    grep '^{' "$LOGS/$name.log" >"$OUT/$name-h200-$TAG.jsonl"
-}
-
 case ${1:?one, two, three, four, five or six} in
 one)
     nvidia-smi --query-gpu=timestamp,clocks.sm,utilization.gpu --format=csv -lms 100 \

@@ -33,13 +33,6 @@ SESSION=twentythird
 TAG=twentythird-2026-12-03
 . "$(dirname "$0")/h200-lib.sh"
 
-script() {  # script NAME LIMIT SCRIPT ARGS...: a bench script's JSON lines, in this tree
-    name=$1 limit=$2 file=$3
-    shift 3
-    step "$name" "$limit" python3 "$ROOT/docs/bench-results/$file" "$@"
-    grep '^{' "$LOGS/$name.log" >"$OUT/$name-h200-$TAG.jsonl"
-}
-
 runon() {  # runon TREE NAME N: runon_blocks.py at N instruments in the daemon's mode
     (cd "$1" && export DIAGNOSTICS=unconverged PYTHONPATH="$(pwd):$PYTHONPATH" &&
         step "runon-$2-$3" 100 python3 "$ROOT/docs/bench-results/runon_blocks.py" "$3" wgpu 12)
@@ -50,6 +43,12 @@ chained() {  # chained TREE NAME: chained_profile.py's repeats at the trial shap
     (cd "$1" && PYTHONPATH="$(pwd):$PYTHONPATH" step "chained-$2" 150 \
         python3 "$ROOT/docs/bench-results/chained_profile.py" trial wgpu 5 3)
     grep '^{' "$LOGS/chained-$2.log" >"$OUT/chained-$2-h200-$TAG.jsonl"
+}
+
+chained_profiled() {  # chained_profiled TREE NAME: the same, its last repeat under cProfile
+    export PROFILE="$OUT/chained-profile-$2-h200-$TAG.txt"
+    chained "$1" "$2-profiled"
+    unset PROFILE
 }
 
 case ${1:?one, two, three, four, five, six or seven} in
@@ -92,9 +91,7 @@ three)
     chained $N23 new23
     chained $H23 head23
     bundle three
-    export PROFILE="$OUT/chained-profile-new23-h200-$TAG.txt"
-    chained $N23 new23-profiled
-    unset PROFILE
+    chained_profiled $N23 new23
     bundle three
     ;;
 four)
@@ -108,9 +105,7 @@ four)
     done
     bundle four
     chained $B23 new23b
-    export PROFILE="$OUT/chained-profile-new23b-h200-$TAG.txt"
-    chained $B23 new23b-profiled
-    unset PROFILE
+    chained_profiled $B23 new23b
     bundle four
     ;;
 five)
@@ -129,9 +124,7 @@ five)
         bundle five
     done
     chained $C23 new23c
-    in_tree $C23 step verify-five 150 python3 -m service.cli verify-gpu --quick \
-        --out "$OUT/verify-h200-five-$TAG.json"
-    tail -4 "$LOGS/verify-five.log" >>"$OUT/summary.txt"
+    verify $C23 five
     bundle five
     ;;
 six)
@@ -146,9 +139,7 @@ six)
 seven)
     E23=scratch/trees/new23e
     D23=scratch/trees/head23d
-    in_tree $E23 step verify-seven 150 python3 -m service.cli verify-gpu --quick \
-        --out "$OUT/verify-h200-seven-$TAG.json"
-    tail -4 "$LOGS/verify-seven.log" >>"$OUT/summary.txt"
+    verify $E23 seven
     bundle seven
     for n in 268 54; do
         runon $E23 new23e "$n"

@@ -1,11 +1,12 @@
 # ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
-"""The eighteenth and nineteenth sessions' timeit figures (docs/benchmarks.md), best of 5
-repeats, in ms: `python docs/bench-results/host_micro.py`.
+"""The eighteenth, nineteenth and twenty-third sessions' timeit figures
+(docs/benchmarks.md), best of 5 repeats, in ms: `python docs/bench-results/host_micro.py`.
 
 - 268 DecisionRow from columns, as the strategy stage makes them, against a frozen
   dataclass of the same fields (DecisionRow's form before it became a NamedTuple);
 - regime_model's robust_scale over 268 and 54 windows of 256 returns (an update used to
-  compute it once per batch, five times at 268);
+  compute it once per batch, five times at 268), and at 268 as it was before 665a59f,
+  its medians from np.median's partition rather than a sort;
 - the input check of a batch of 268 usable carries (batches._validate), against
   carry_problem run on each carry (how _validate checked them before);
 - the gate's diagnostics of 268 instruments' decision draws (4 chains x 40 draws of 2
@@ -23,7 +24,7 @@ from regime_model.batches import _validate
 from regime_model.carry import InstrumentCarry, carry_problem
 from regime_model.diagnostics import _ess, _ranked, _worst_rhat, bulk_ess
 from regime_model.params import n_params
-from regime_model.scaling import robust_scale
+from regime_model.scaling import MAD_TO_SD, robust_scale
 from regime_model.spec import ModelSpec
 from service.state.records import DecisionRow
 
@@ -47,6 +48,14 @@ def gate_before(decision: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _worst_rhat(chains, v, z), _ess(z)
 
 
+def scale_before(returns: np.ndarray) -> np.ndarray:
+    """robust_scale before 665a59f: np.median (a partition) for both medians."""
+    med = np.median(returns, axis=1, keepdims=True)
+    mad = MAD_TO_SD * np.median(np.abs(returns - med), axis=1)
+    sd = returns.std(axis=1)
+    return np.where(mad > 0, mad, np.where(sd > 0, sd, 1.0))
+
+
 def best_ms(run: object, number: int = 100) -> float:
     return round(1e3 * min(timeit.repeat(run, number=number, repeat=5)) / number, 3)  # type: ignore[arg-type]
 
@@ -62,6 +71,7 @@ def main() -> None:
     for n in (N, 54):
         window = returns[:n]
         print(f"robust_scale, {n} windows         ", best_ms(lambda w=window: robust_scale(w)))
+    print("robust_scale before, 268 windows  ", best_ms(lambda: scale_before(returns)))
     spec = ModelSpec()
     dim = n_params(spec.n_states)
     carries = [InstrumentCarry(gen.normal(size=(spec.chains, dim)),
