@@ -13,6 +13,7 @@ is the latency of one). Shows whether the chunk's bars or the fixed part of a gr
 import json
 import sys
 import time
+from typing import Any
 
 import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before numpy loads
 import numpy as np
@@ -21,6 +22,17 @@ from gpu_backend.identity import regime_returns
 from gpu_backend.wgpu_backend import WgpuBackend
 from regime_model.batches import build_batch
 from regime_model.update import ModelSpec, refresh
+
+
+def timed_runs(backend: WgpuBackend, batch: Any, runs: int) -> tuple[list[float], int]:
+    """The wall ms of `runs` runs of `batch`, one after another, and a lane's gradients."""
+    walls, evals = [], 0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        result = backend.run_update(batch)
+        walls.append(1e3 * (time.perf_counter() - t0))
+        evals = int(result.gradient_evals)
+    return walls, evals
 
 
 def measure(n: int, threads: int, T: int, runs: int = 4) -> dict[str, object]:
@@ -32,12 +44,7 @@ def measure(n: int, threads: int, T: int, runs: int = 4) -> dict[str, object]:
     lane = backend.lane_sampler
     assert lane is not None
     backend.run_update(batch)  # compiles, allocates
-    walls, evals = [], 0
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        result = backend.run_update(batch)
-        walls.append(1e3 * (time.perf_counter() - t0))
-        evals = int(result.gradient_evals)
+    walls, evals = timed_runs(backend, batch, runs)
     wall = float(np.median(walls))
     return {"instruments": n, "lanes": 4 * n, "threads": threads, "T": T,
             "chunk": -(-T // threads), "wall_ms": round(wall, 2),

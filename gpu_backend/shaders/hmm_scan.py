@@ -12,15 +12,14 @@ scan, the parallel-in-time forward-backward:
   matter below);
 - an inclusive prefix scan (Hillis-Steele, log2 LT rounds) gives the filtered message at
   the bar before each chunk, alpha ~ 1/K 1' M_0 ... M_j-1, and a suffix scan the backward
-  message after it, beta ~ M_j+1 ... M_LT-1 1;
+  message after it, beta ~ M_j+1 ... M_LT-1 1 (a gradient runs the two in the same rounds);
 - each thread then runs hmm.py's forward and backward steps over its chunk from those
   messages (same self-normalising scaling; the log likelihood from a filtered start that
   sums to one, as in the serial pass), the sums reduced across the workgroup (`Acc`).
 
-With LT = T every chunk is one bar: the pure associative scan. LT is a parameter so the
-two ends and the points between can be measured (docs/benchmarks.md). A thread keeps
-its chunk's filtered messages for its backward pass in its own array, not in hmm.py's
-device scratch.
+With LT = T every chunk is one bar: the pure associative scan (LT is a parameter, measured
+in docs/benchmarks.md). A thread keeps its chunk's filtered messages for its backward pass
+in its own array, not in hmm.py's device scratch.
 """
 
 from __future__ import annotations
@@ -41,12 +40,16 @@ const TMAX: u32 = {TMAX}u;  // this module's window capacity (window_capacity)
 
 var<workgroup> ys: array<f32, TMAX>;
 var<workgroup> mats: array<SM, LT>;
+var<workgroup> mats_after: array<SM, LT>;
 
-// The filtered messages of the thread's own chunk, for its backward pass: at most
-// ceil(TMAX / LT) bars, each thread its own (registers or local memory, both nearer
-// than the device memory a scratch buffer would be).
+// The thread's own chunk's filtered messages, for its backward pass: at most ceil(TMAX / LT)
+// bars (registers or local memory, nearer than a device scratch buffer).
 const CMAX: u32 = (TMAX + LT - 1u) / LT;
 var<private> chunk_alpha: array<SV, CMAX>;
+// The last gradient's filtered message at the window's last bar, on the thread that owns
+// that bar: what filter_at would give at the same position, by the same arithmetic (the
+// one-dispatch sampler keeps its accepted position's from here: shaders/lane_sampler.py).
+var<private> last_filtered: SV;
 
 fn scaled(r: SM) -> SM {
     let top = mmax(r);
@@ -77,29 +80,41 @@ fn prefix_start(own: SM, j: u32) -> SV {
         mats[j] = next;
         workgroupBarrier();
     }
-    var u = SV(1.0);
-    if (j > 0u) { u = u * mats[j - 1u]; }
-    u = u / dot(u, SV(1.0));
+    let u = message_before(j);
     workgroupBarrier();
     return u;
 }
 
-// The backward message at the last bar of thread j's chunk, up to scale.
-fn suffix_start(own: SM, j: u32) -> SV {
+fn message_before(j: u32) -> SV {
+    var u = SV(1.0);
+    if (j > 0u) { u = u * mats[j - 1u]; }
+    return u / dot(u, SV(1.0));
+}
+
+struct Starts { before: SV, after: SV };
+
+// prefix_start's message and the backward message at the last bar of thread j's chunk (up
+// to scale), the two scans in one: each round's barriers serve both, and the two products
+// are independent work for the thread (the prefix's arithmetic is prefix_start's).
+fn scan_starts(own: SM, j: u32) -> Starts {
     mats[j] = own;
+    mats_after[j] = own;
     workgroupBarrier();
     for (var d = 1u; d < LT; d <<= 1u) {
         var next = mats[j];
-        if (j + d < LT) { next = scaled(next * mats[j + d]); }
+        if (j >= d) { next = scaled(mats[j - d] * next); }
+        var next_after = mats_after[j];
+        if (j + d < LT) { next_after = scaled(next_after * mats_after[j + d]); }
         workgroupBarrier();
         mats[j] = next;
+        mats_after[j] = next_after;
         workgroupBarrier();
     }
     var b = SV(1.0);
-    if (j + 1u < LT) { b = mats[j + 1u] * b; }
-    b = b / vmax(b);
+    if (j + 1u < LT) { b = mats_after[j + 1u] * b; }
+    let starts = Starts(message_before(j), b / vmax(b));
     workgroupBarrier();
-    return b;
+    return starts;
 }
 
 struct VForward { a: SV, ll: Acc };
@@ -182,11 +197,10 @@ fn gradient_at(lane: u32, j: u32, c: Chunk) { gradient_of(load_model(lane), lane
 // The same for the model m (every thread's own copy of the lane's model).
 fn gradient_of(m: Model, lane: u32, j: u32, c: Chunk) {
     let v = vmodel(m);
-    let own = chunk_matrix(v, c.t0, c.t1);
-    let before = prefix_start(own, j);
-    let after = suffix_start(own, j);
-    let f = forward_chunk(v, before, c.t0, c.t1, true);
-    let mine = to_sums(backward_chunk(v, after, before, c.t0, c.t1));
+    let starts = scan_starts(chunk_matrix(v, c.t0, c.t1), j);
+    let f = forward_chunk(v, starts.before, c.t0, c.t1, true);
+    if (owns_last_bar(c)) { last_filtered = f.a; }
+    let mine = to_sums(backward_chunk(v, starts.after, starts.before, c.t0, c.t1));
     let total = reduce(pack(f.ll, mine), j);
     if (j == 0u) { out_value[lane] = acc_split(write_gradient(m, unpack(total), lane, total[0])); }
 }
@@ -200,9 +214,11 @@ fn filter_at(lane: u32, j: u32, c: Chunk, m: Model) -> Filtered {
     let before = prefix_start(chunk_matrix(v, c.t0, c.t1), j);
     var out: Filtered;
     out.f = forward_chunk(v, before, c.t0, c.t1, false);
-    out.last = c.t0 < c.t1 && c.t1 == params.T;
+    out.last = owns_last_bar(c);
     return out;
 }
+
+fn owns_last_bar(c: Chunk) -> bool { return c.t0 < c.t1 && c.t1 == params.T; }
 
 @compute @workgroup_size(LT)
 fn value_grad_scan(@builtin(workgroup_id) wid: vec3<u32>,
@@ -253,11 +269,11 @@ def lane_threads_for(K: int, requested: int, capacity: int = TMAX) -> int:
 
 
 def workgroup_bytes(K: int, lane_threads: int, capacity: int = TMAX) -> int:
-    """The window, the scan's K x K matrices (columns padded to vec4 for K = 3, as WGSL
-    lays them out) and the reduction's sums (8-byte accumulators)."""
+    """The window, the two scans' K x K matrices (columns padded to vec4 for K = 3, as
+    WGSL lays them out) and the reduction's sums (8-byte accumulators)."""
     sums = 1 + 2 * K + K * K
     matrix = K * 4 * (4 if K == 3 else K)
-    return 4 * capacity + lane_threads * (matrix + 8 * sums)
+    return 4 * capacity + lane_threads * (2 * matrix + 8 * sums)
 
 
 def scan_source(K: int, lane_threads: int, capacity: int = TMAX) -> str:

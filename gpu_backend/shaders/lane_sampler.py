@@ -7,10 +7,10 @@ window loaded into workgroup memory once. Thread 0 does the per-lane scalar work
 sampler.py's own functions (momentum from the device Philox, drift, kick, the Metropolis
 test, the step-size search, the draw's record); every thread takes part in each gradient
 (shaders/hmm_scan.py's parallel-in-time forward-backward), the position handed to them
-through workgroup memory. After each draw the workgroup filters the window at the draw
-and writes what the strategy reads (P(regime | window), the next return's predictive mean
-and variance), so the summary needs no second submission and no upload of the window per
-draw.
+through workgroup memory. After each draw the workgroup writes what the strategy reads
+(P(regime | window), the next return's predictive mean and variance) from the filtered
+message of the gradient evaluated at the draw's position, so the summary needs no second
+submission, no upload of the window per draw and no filter pass of its own.
 
 One dispatch on a GPU. llvmpipe (lavapipe, the CPU adapter of the tests) ends every loop of
 an invocation once all its loops together have run LP_MAX_TGSI_LOOP_ITERATIONS (65,535)
@@ -88,19 +88,35 @@ fn load_ring_window(lane: u32, j: u32) -> Chunk {
     return chunk_of(j);
 }
 
-// The draw's predictive from the workgroup's filter at the accepted position.
-fn record_predictive(lane: u32, j: u32, c: Chunk, draw: u32) {
+// The filtered message at the window's last bar at the lane's position, on the thread that
+// owns that bar (the draw's predictive reads it). Each Metropolis test that moves the lane
+// takes it to `theta`, where the last gradient was evaluated: that gradient's message is
+// the position's (hmm_scan's last_filtered), so no draw needs a filter pass of its own.
+var<private> position_filtered: SV;
+var<workgroup> shared_moved: u32;
+
+fn follow_move(j: u32) {
+    if (j == 0u) { shared_moved = select(0u, 1u, took_theta); }
+    if (workgroupUniformLoad(&shared_moved) == 1u) { position_filtered = last_filtered; }
+}
+
+// The lane's position (its state's, not the trajectory's) into workgroup memory.
+fn share_lane_position(lane: u32, j: u32) {
     if (j == 0u) { for (var d = 0u; d < DM; d++) { shared_x[d] = fs[fbase(lane) + d]; } }
     workgroupBarrier();
-    let m = model_of(shared_x);
-    let filtered = filter_at(lane, j, c, m);
-    if (filtered.last) {
-        let p = predictive_of(m, to_array(filtered.f.a));
+}
+
+// The draw's predictive at the lane's position.
+fn record_predictive(lane: u32, j: u32, c: Chunk, draw: u32) {
+    share_lane_position(lane, j);
+    if (owns_last_bar(c)) {
+        let p = predictive_of(model_of(shared_x), to_array(position_filtered));
         let at = (lane * sp.draws + draw) * (K + 2u);
         for (var k = 0u; k < K; k++) { pred[at + k] = p.a[k]; }
         pred[at + K] = p.mean;
         pred[at + K + 1u] = p.var_;
     }
+    workgroupBarrier();  // shared_x is read above before thread 0 writes it again
 }
 
 // Where this dispatch starts: the lane's iteration count, which every lane shares (a run is
@@ -116,24 +132,28 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
     var c: Chunk;
     if (sp.chains > 0u) { c = load_ring_window(lane, j); } else { c = load_window(lane, j); }
 {START}
-    var used = 0u;  // gradient evaluations in this dispatch
+    // Gradient evaluations in this dispatch: the start's (or a later dispatch's filter at
+    // the lane's position, counted as one), then each iteration's.
+    var used = 1u;
     if (start == 0u) {
         share_position(lane, j);
         gradient_of(model_of(shared_x), lane, j, c);
+        position_filtered = last_filtered;
         if (j == 0u) { init_lane(lane); }
-        used = 1u;
     }
+{RESUME}
     for (var it = start; it < sp.warmup + sp.draws; it++) {
-        // An iteration's gradients, the draw's filter counted as one. A dispatch stops before
-        // the iteration that would pass the budget; the next dispatch goes on from there.
-        let cost = steps[it] + 1u + sp.shift;
+        // A dispatch stops before the iteration that would pass the budget; the next
+        // dispatch goes on from there.
+        let cost = steps[it] + sp.shift;
 {STOP}
         used += cost;
         if (sp.shift == 1u) {
             if (j == 0u) { jump_propose_lane(lane); }
             share_position(lane, j);
             gradient_of(model_of(shared_x), lane, j, c);
-            if (j == 0u) { jump_finish_lane(lane); }
+            if (j == 0u) { took_theta = false; jump_finish_lane(lane); }
+            follow_move(j);
         }
         if (j == 0u) { begin_lane(lane); }
         for (var s = 0u; s < steps[it]; s++) {
@@ -142,7 +162,8 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
             gradient_of(model_of(shared_x), lane, j, c);
             if (j == 0u) { kick_lane(lane); }
         }
-        if (j == 0u) { finish_lane(lane); }
+        if (j == 0u) { took_theta = false; finish_lane(lane); }
+        follow_move(j);
         if (it >= sp.warmup) { record_predictive(lane, j, c, it - sp.warmup); }
     }
 }
@@ -155,9 +176,17 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
 _SPLIT = {
     "{START}": """    if (j == 0u) { shared_start = us[lane * NW + {IT}u]; }
     let start = workgroupUniformLoad(&shared_start);""",
+    # A later dispatch's lanes start where an earlier one's gradient left them: the
+    # position's filtered message is filtered again here.
+    "{RESUME}": """    if (start > 0u) {
+        share_lane_position(lane, j);
+        let resumed = filter_at(lane, j, c, model_of(shared_x));
+        if (resumed.last) { position_filtered = resumed.f.a; }
+        workgroupBarrier();
+    }""",
     "{STOP}": """        if (sp.budget > 0u && it > start && used + cost > sp.budget) { break; }""",
 }
-_WHOLE = {"{START}": "    let start = 0u;", "{STOP}": ""}
+_WHOLE = {"{START}": "    let start = 0u;", "{RESUME}": "", "{STOP}": ""}
 
 # llvmpipe's bound on the loop iterations of one invocation, all loops together (Mesa's
 # gallivm, LP_MAX_TGSI_LOOP_ITERATIONS); past it every loop exits at once.
@@ -175,16 +204,17 @@ def gradient_budget(chunk: int, D: int) -> int:
 
 def dispatch_starts(steps: npt.NDArray[np.uint32], shift: bool, budget: int) -> list[int]:
     """The iteration each dispatch of a run starts at: run_lanes' rule on the host. A
-    dispatch takes iterations while their gradients (steps + the draw's filter + the move)
-    stay within `budget` (0: no bound), at least one; the first also evaluates the start."""
+    dispatch takes iterations while their gradients (steps + the move) stay within `budget`
+    (0: no bound), at least one; each also evaluates its start (the first a gradient, a
+    later one the filter at the lanes' positions), counted as one."""
     if not budget:
         return [0]
-    costs = steps.astype(np.int64) + 1 + int(shift)
+    costs = steps.astype(np.int64) + int(shift)
     starts, used = [0], 1
     for it, cost in enumerate(costs.tolist()):
         if it > starts[-1] and used + cost > budget:
             starts.append(it)
-            used = 0
+            used = 1
         used += cost
     return starts
 

@@ -171,8 +171,13 @@ fn step_search(l: u32, it: u32, rate: f32) {
     fs[s + {EPS}u] = exp(log_step);
 }
 
+// Set by take_theta: the one-dispatch sampler's thread 0 clears it before a Metropolis test
+// and reads whether the lane moved (shaders/lane_sampler.py).
+var<private> took_theta: bool;
+
 // The lane moves to `theta`, with the log density and gradient computed there.
 fn take_theta(l: u32) {
+    took_theta = true;
     let b = fbase(l);
     for (var d = 0u; d < sp.D; d++) {
         fs[b + d] = theta[l * sp.D + d];

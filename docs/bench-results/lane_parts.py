@@ -1,0 +1,89 @@
+# ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
+"""Which parts of a gradient set the one-dispatch lane sampler's run: `python
+docs/bench-results/lane_parts.py [N ...]` (default 8 268) runs one warm batch of N
+instruments (K = 2, 4 chains, T = 256, 32 threads per lane, the daemon's 15 warm-up
+iterations and 40 draws, after a cold update on the same backend) with the module as
+built and with one part of each gradient taken out of its source, 5 times after one
+untimed run each, and prints one JSON line per variant: the median run's wall ms and the
+microseconds per gradient (wall / a lane's gradient evaluations). A variant's draws are
+meaningless (its chains do not sample the posterior); its run has the same iterations and
+gradient count, so what it saves is what that part costs. A measurement, not a sampler."""
+
+import json
+import sys
+
+import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before numpy loads
+import numpy as np
+
+from gpu_backend.identity import regime_returns
+from lane_latency import timed_runs  # beside this script
+from gpu_backend.wgpu_backend import WgpuBackend
+from regime_model.batches import build_batch
+from regime_model.update import ModelSpec, refresh
+
+ZERO_SUMS = "VSums(accv_zero(), accv_zero(), accv_zero(), accv_zero())"  # K = 2
+VARIANTS: dict[str, list[tuple[str, str]]] = {
+    "as built": [],
+    # thread 0's leapfrog steps around each gradient: drift (storage reads and writes of
+    # the position) and kick (the momentum from the gradient in storage)
+    "no drift, no kick": [
+        ("if (j == 0u) { drift_lane(lane); }", ""),
+        ("if (j == 0u) { kick_lane(lane); }", ""),
+    ],
+    # thread 0's prior terms and gradient written to storage
+    "no write_gradient": [
+        ("acc_split(write_gradient(m, unpack(total), lane, total[0]))", "acc_split(total[0])")
+    ],
+    # the sums added across the workgroup (log2 LT rounds of 9 accumulators)
+    "no reduce": [("let total = reduce(pack(f.ll, mine), j);", "let total = pack(f.ll, mine);")],
+    # the backward pass over the chunk
+    "no backward": [
+        (
+            "to_sums(backward_chunk(v, starts.after, starts.before, c.t0, c.t1))",
+            f"to_sums({ZERO_SUMS})",
+        )
+    ],
+    # the chunk's product and the two scans
+    "no chunk product, no scans": [
+        ("scan_starts(chunk_matrix(v, c.t0, c.t1), j)", "Starts(SV(1.0), SV(1.0))")
+    ],
+    # ten more workgroup barriers per gradient: what one costs
+    "ten more barriers": [
+        ("let starts = scan_starts(", "workgroupBarrier(); " * 10 + "let starts = scan_starts(")
+    ],
+}
+
+
+def _variant(source: str, edits: list[tuple[str, str]]) -> str:
+    for old, new in edits:
+        if old not in source:
+            raise SystemExit(f"lane_parts.py: {old!r} is not in this tree's module")
+        source = source.replace(old, new)
+    return source
+
+
+def measure(n: int, runs: int = 5) -> None:
+    T = 256
+    series = 0.01 * regime_returns(n, T + 2, np.random.default_rng(0))
+    keys, spec = np.arange(n, dtype=np.uint32), ModelSpec(extend_max=0, window=T)
+    backend = WgpuBackend(lane_threads=32)
+    _, carries, _ = refresh(series[:, :T], [None] * n, keys, 1, 7, spec, backend)
+    batch, _ = build_batch(series[:, 1 : T + 1], carries, keys, 2, 7, spec)
+    lane = backend.lane_sampler
+    assert lane is not None
+    built = lane.source
+    for name, edits in VARIANTS.items():
+        lane.source = lambda K, T, edits=edits: _variant(built(K, T), edits)  # type: ignore[method-assign]
+        backend.run_update(batch)  # compiles
+        walls, evals = timed_runs(backend, batch, runs)
+        wall = float(np.median(walls))
+        print(json.dumps({"variant": name, "instruments": n, "lanes": 4 * n, "T": T,
+                          "wall_ms": round(wall, 2), "walls_ms": [round(w, 2) for w in walls],
+                          "gradients_per_lane": evals,
+                          "us_per_gradient": round(1e3 * wall / max(evals, 1), 2),
+                          "adapter": backend.device.info.adapter}), flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    for n in [int(a) for a in sys.argv[1:]] or [8, 268]:
+        measure(n)
