@@ -4,7 +4,8 @@ Each backend runs `regime_model.update.refresh` on the same returns with R indep
 seeds; every refresh is one posterior-mean estimate per instrument. For each decision
 quantity (P(most turbulent regime) at the last bar, log predictive sd) the difference of
 the backends' mean estimates is divided by its standard error from the pooled replicate
-variance; the backends agree when every |z| <= Z_MAX.
+variance; the backends agree when every |z| <= z_max(R), the 3-sigma bound of a t
+statistic with 2R - 2 degrees of freedom (agreement_threshold).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from gpu_backend.agreement_threshold import z_max
 from gpu_backend.identity import regime_returns
 from regime_model.backend import Backend
 from regime_model.types import FloatArray
@@ -22,7 +24,6 @@ from regime_model.update import InstrumentCarry, ModelSpec, build_batch, refresh
 if TYPE_CHECKING:  # typing only: importing the backend imports wgpu
     from gpu_backend.wgpu_backend import WgpuBackend
 
-Z_MAX = 3.0
 # Draws of the same chain, float32 device against float64 host: relative to max(|x|, 1).
 # float32 rounding (6e-8) grows along a chain, each draw starting where the last ended: by
 # ~1e4 over 30 draws of ~5 leapfrog steps since the step size aims at mean acceptance 0.8
@@ -43,6 +44,7 @@ class Agreement(NamedTuple):
     cpu_seconds: float
     gpu_seconds: float
     passed: bool
+    z_bound: float  # z_max(replicates)
 
 
 Carries = list[InstrumentCarry | None]
@@ -122,7 +124,8 @@ def _agreement(
     se = np.maximum(np.sqrt(2.0 * pooled / replicates), _SE_FLOOR)
     z = np.abs(a.mean(axis=0) - b.mean(axis=0)) / se
     max_z = float(z.max())
-    return Agreement(replicates, instruments, max_z, cpu_s, gpu_s, max_z <= Z_MAX)
+    bound = z_max(replicates)
+    return Agreement(replicates, instruments, max_z, cpu_s, gpu_s, max_z <= bound, bound)
 
 
 class DrawAgreement(NamedTuple):

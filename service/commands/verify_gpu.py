@@ -104,11 +104,13 @@ def _lines(report: Any) -> list[str]:
     x, j, r = report["shift_draws"], report["joint_submission"], report["run_summary"]
     return [*lines,
         f"sampler  {s['replicates']} replicates x {s['instruments']} instruments: max |z| "
-        f"{s['max_abs_z']:.2f} (numpy {s['cpu_seconds']:.1f} s, wgpu {s['gpu_seconds']:.1f} s)"
+        f"{s['max_abs_z']:.2f} of {s['z_bound']:.2f} (numpy {s['cpu_seconds']:.1f} s, "
+        f"wgpu {s['gpu_seconds']:.1f} s)"
         f"  {'ok' if s['passed'] else 'FAIL'}",
         f"warm     one submission, {d['lanes']} chains x {d['draws']} draws: "
         f"{d['decision_mismatches']} accept decisions differ, max draw err "
-        f"{d['max_draw_err']:.1e}; re-adapted: max |z| {w['max_abs_z']:.2f}"
+        f"{d['max_draw_err']:.1e}; re-adapted: max |z| {w['max_abs_z']:.2f} of "
+        f"{w['z_bound']:.2f}"
         f"  {'ok' if d['passed'] and w['passed'] else 'FAIL'}",
         f"shifts   level-shift moves on {x['shifted_lanes']} of {x['lanes']} chains: "
         f"{x['decision_mismatches']} accept decisions differ, max draw err "
