@@ -28,9 +28,11 @@ if TYPE_CHECKING:  # typing only: importing the backend imports wgpu
 # float32 rounding (6e-8) grows along a chain, each draw starting where the last ended: by
 # ~1e4 over 30 draws of ~5 leapfrog steps since the step size aims at mean acceptance 0.8
 # rather than landing at 0.95 (regime_model/step_size.py; steps ~1.6x longer, trajectories
-# more chaotic): lavapipe's worst draw over 12 chains x 30 draws went from <1e-5 to 3e-4.
-# The accept decisions, which carry the sampler's correctness, must still all agree.
-DRAW_TOL = 1e-3
+# more chaotic): lavapipe's worst draw over 12 chains x 30 draws went from <1e-5 to 3e-4,
+# and at a warm update's 4-8 leapfrog steps (a third longer trajectories than 3-6) to
+# 4.4e-3 on summer_2008's level-shift chains. The accept decisions, which carry the
+# sampler's correctness, must still all agree; a wrong gradient parts them within draws.
+DRAW_TOL = 1e-2
 # The move's acceptance probability min(1, exp(gain)) is a difference of two log densities
 # of ~256 terms in float32 (hi/lo sums): a few 1e-4 apart between the backends at most.
 SHIFT_RATE_TOL = 1e-3

@@ -123,16 +123,15 @@ def _lane_start(
     return LaneStart(position, step, inv_mass, warmup, cold)
 
 
-def _sampler_config(spec: ModelSpec) -> SamplerConfig:
-    return SamplerConfig(
-        spec.draws,
-        spec.chains,
-        spec.target_accept,
-        spec.steps_min,
-        spec.steps_max,
-        spec.trajectory,
-        shift_moves=spec.shift_moves,
-    )
+def _sampler_config(spec: ModelSpec, every_lane_cold: bool) -> SamplerConfig:
+    """A batch of instruments that all start cold takes the cold warm-up's leapfrog steps;
+    any other (a warm update, a run-on block, cold and warm together) the warm ones."""
+    if every_lane_cold:
+        steps = (spec.cold_steps_min, spec.cold_steps_max)
+    else:
+        steps = (spec.steps_min, spec.steps_max)
+    return SamplerConfig(spec.draws, spec.chains, spec.target_accept, *steps, spec.trajectory,
+                         shift_moves=spec.shift_moves)  # fmt: skip
 
 
 def build_batch(
@@ -161,7 +160,8 @@ def build_batch(
     scale = every_scale if rows is None else every_scale[rows]
     y = np.repeat(picked / scale[:, None], spec.chains, axis=0)
     stream, schedule = _streams(seed, seq, keys, spec.chains, extension)
-    start, config = _lane_start(carries, stream, spec), _sampler_config(spec)
+    start = _lane_start(carries, stream, spec)
+    config = _sampler_config(spec, bool(start.adapt_mass.all()))  # adapt_mass: cold lanes
     window = ReturnsWindow(returns, every_scale, spec.chains, rows)
     batch = UpdateBatch(y, spec.n_states, spec.priors, start, stream, schedule, config, window)
     return batch, scale

@@ -25,8 +25,19 @@ class ModelSpec:
     # 2 of the 160 of 4 chains x 40 draws, 16 of an extension block's 1,280.
     divergence_rate_max: float = 2 / 160
     target_accept: float = 0.8
-    steps_min: int = 3
-    steps_max: int = 6
+    # Leapfrog steps per iteration, uniform on [min, max], the same for every lane of a
+    # batch: a warm update's (steps_*, and its run-on blocks'), and a batch of instruments
+    # that all start cold (cold_steps_*). At 3-6 the slowest instruments' warm chains
+    # moved by random walk; at 4-8 the slowest of 268 has 3x the ESS for 1.26x the warm
+    # update's gradients, fewer instruments run on, and the gate passes as many. Longer
+    # still buys more ESS per gradient for the slowest but costs every instrument's run:
+    # the trial round took 1.2x at 5-10 and 1.9x at 8-16 (docs/benchmarks.md,
+    # twenty-fourth session). A cold warm-up keeps 3-6: its 300 iterations are the cold
+    # round's length.
+    steps_min: int = 4
+    steps_max: int = 8
+    cold_steps_min: int = 3
+    cold_steps_max: int = 6
     trajectory: str = "jitter"  # "chees": adapt each instrument's trajectory length
     # Effort follows need: an instrument that fails the gate, or whose window has two
     # readings (the level-shift move's acceptance at the draws above `two_readings`,
@@ -44,11 +55,14 @@ class ModelSpec:
 
     def __post_init__(self) -> None:
         check_states(self.n_states)
-        for name in ("window", "chains", "warmup_cold", "draws", "steps_min"):
+        for name in ("window", "chains", "warmup_cold", "draws", "steps_min", "cold_steps_min"):
             if getattr(self, name) < 1:
                 raise ValueError(f"ModelSpec.{name} must be >= 1, got {getattr(self, name)}")
         if self.warmup_warm < 0 or self.steps_max < self.steps_min or self.draws < 4:
             raise ValueError("ModelSpec needs warmup_warm >= 0, steps_max >= steps_min, draws >= 4")
+        if self.cold_steps_max < self.cold_steps_min:
+            raise ValueError("ModelSpec needs cold_steps_max >= cold_steps_min, got "
+                             f"{self.cold_steps_min}..{self.cold_steps_max}")  # fmt: skip
         if self.extend_max < 0:
             raise ValueError(f"ModelSpec.extend_max must be >= 0, got {self.extend_max}")
         if self.extension_chains < self.chains or self.extension_warmup < 0:

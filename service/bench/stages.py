@@ -39,6 +39,7 @@ ACCOUNT = "alpha"
 # once its chains have mixed.
 CHEAP_SPEC: dict[str, Any] = {
     "warmup_cold": 2, "warmup_warm": 0, "draws": 4, "steps_min": 1, "steps_max": 1,
+    "cold_steps_min": 1, "cold_steps_max": 1,
     "mcse_max": 1e9, "vol_mcse_max": 1e9, "divergence_rate_max": 1.0, "two_readings": 2.0,
 }
 
