@@ -176,8 +176,8 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
 _SPLIT = {
     "{START}": """    if (j == 0u) { shared_start = us[lane * NW + {IT}u]; }
     let start = workgroupUniformLoad(&shared_start);""",
-    # A later dispatch's lanes start where an earlier one's gradient left them: the
-    # position's filtered message is filtered again here.
+    # A later dispatch's lanes start where an earlier dispatch left them, whose gradients
+    # (and their filtered messages) this invocation never saw: filter the positions once.
     "{RESUME}": """    if (start > 0u) {
         share_lane_position(lane, j);
         let resumed = filter_at(lane, j, c, model_of(shared_x));
