@@ -110,15 +110,19 @@ def _lane_start(
 ) -> LaneStart:
     C, D = spec.chains, n_params(spec.n_states)
     cold = np.repeat([c is None for c in carries], C)
-    jitter = INIT_JITTER * (2.0 * rng.uniform(stream, 0, rng.Purpose.INIT, D) - 1.0)
-    position = prior_centre(spec.n_states, spec.priors) + jitter
+    if cold.any():  # the jittered prior centre; every warm lane's row is its carry's below
+        jitter = INIT_JITTER * (2.0 * rng.uniform(stream, 0, rng.Purpose.INIT, D) - 1.0)
+        position = prior_centre(spec.n_states, spec.priors) + jitter
+    else:
+        position = np.empty((len(cold), D))
     step = np.full(len(cold), COLD_STEP_SIZE)
     inv_mass = np.ones((len(cold), D))
-    for i, carry in enumerate(carries):
-        if carry is not None:
-            position[i * C : (i + 1) * C] = carry.position
-            step[i * C : (i + 1) * C] = carry.step_size
-            inv_mass[i * C : (i + 1) * C] = carry.inv_mass
+    warm = [(i, carry) for i, carry in enumerate(carries) if carry is not None]
+    if warm:  # the carries' rows in three copies, not three per instrument
+        lanes = (np.array([i for i, _ in warm])[:, None] * C + np.arange(C)).ravel()
+        position[lanes] = np.concatenate([carry.position for _, carry in warm])
+        step[lanes] = np.concatenate([carry.step_size for _, carry in warm])
+        inv_mass[lanes] = np.repeat(np.stack([carry.inv_mass for _, carry in warm]), C, axis=0)
     warmup = np.where(cold, spec.warmup_cold, spec.warmup_warm).astype(np.int64)
     return LaneStart(position, step, inv_mass, warmup, cold)
 

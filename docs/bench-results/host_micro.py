@@ -12,7 +12,9 @@
 - the gate's diagnostics of 268 instruments' decision draws (4 chains x 40 draws of 2
   quantities, a fifth repeated as HMC's rejections repeat them): the bulk ESS alone
   (diagnostics.bulk_ess, what the gate reads), against what the gate ran before
-  (convergence(..., tail=False) then), which adds both R-hat."""
+  (convergence(..., tail=False) then), which adds both R-hat;
+- (twenty-fourth session) a warm batch's lane starts from 268 carries (batches._lane_start),
+  against the per-instrument copies and the unused cold jitter it made before."""
 
 import timeit
 from dataclasses import field, make_dataclass
@@ -20,7 +22,8 @@ from dataclasses import field, make_dataclass
 import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before numpy loads
 import numpy as np
 
-from regime_model.batches import _validate
+from regime_model import rng
+from regime_model.batches import COLD_STEP_SIZE, INIT_JITTER, _lane_start, _validate, prior_centre
 from regime_model.carry import InstrumentCarry, carry_problem
 from regime_model.diagnostics import _ess, _ranked, _worst_rhat, bulk_ess
 from regime_model.params import n_params
@@ -56,6 +59,22 @@ def scale_before(returns: np.ndarray) -> np.ndarray:
     return np.where(mad > 0, mad, np.where(sd > 0, sd, 1.0))
 
 
+def lane_start_before(carries: list, stream: rng.Stream, spec: ModelSpec) -> tuple:
+    """batches._lane_start's copies before the twenty-fourth session: the cold lanes' jitter
+    drawn for every lane, then each carry's rows copied one instrument at a time."""
+    C, D = spec.chains, n_params(spec.n_states)
+    cold = np.repeat([c is None for c in carries], C)
+    jitter = INIT_JITTER * (2.0 * rng.uniform(stream, 0, rng.Purpose.INIT, D) - 1.0)
+    position = prior_centre(spec.n_states, spec.priors) + jitter
+    step, inv_mass = np.full(len(cold), COLD_STEP_SIZE), np.ones((len(cold), D))
+    for i, carry in enumerate(carries):
+        if carry is not None:
+            position[i * C : (i + 1) * C] = carry.position
+            step[i * C : (i + 1) * C] = carry.step_size
+            inv_mass[i * C : (i + 1) * C] = carry.inv_mass
+    return position, step, inv_mass
+
+
 def best_ms(run: object, number: int = 100) -> float:
     return round(1e3 * min(timeit.repeat(run, number=number, repeat=5)) / number, 3)  # type: ignore[arg-type]
 
@@ -82,6 +101,12 @@ def main() -> None:
           best_ms(lambda: _validate(returns, carries, keys, spec), 20))
     print("carry_problem on each of 268      ",
           best_ms(lambda: [carry_problem(c, spec.chains, dim) for c in carries], 20))
+    lanes = np.repeat(keys, spec.chains)
+    stream = rng.make_stream(7, lanes, np.tile(keys[: spec.chains], N), 3)
+    print("_lane_start, 268 warm carries     ",
+          best_ms(lambda: _lane_start(carries, stream, spec), 50))
+    print("_lane_start before, 268           ",
+          best_ms(lambda: lane_start_before(carries, stream, spec), 50))
     decision = gen.uniform(size=(N, spec.chains, spec.draws, 2))
     decision[:, :, 1::5] = decision[:, :, 0::5]
     print("the gate's bulk ESS, 268           ", best_ms(lambda: bulk_ess(decision), 20))
