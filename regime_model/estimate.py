@@ -125,15 +125,10 @@ def carries_of(
     if draw_var is None:
         draw_var = result.draws.reshape(L // C, C * S, D).var(axis=1, ddof=1)
     inv_mass = regularised_variance(draw_var, float(C * S))
-    last = result.draws[:, -1]
-    return [
-        InstrumentCarry(
-            last[i * C : (i + 1) * C].copy(),
-            result.step_size[i * C : (i + 1) * C].copy(),
-            inv_mass[i],
-        )
-        for i in range(L // C)
-    ]
+    # one copy of every chain's last draw and step size; each carry holds its rows of them
+    last = result.draws[:, -1].reshape(L // C, C, D).copy()
+    step = result.step_size.reshape(L // C, C).copy()
+    return list(map(InstrumentCarry, last, step, inv_mass))
 
 
 def _shift_acceptance(

@@ -14,18 +14,22 @@
   (diagnostics.bulk_ess, what the gate reads), against what the gate ran before
   (convergence(..., tail=False) then), which adds both R-hat;
 - (twenty-fourth session) a warm batch's lane starts from 268 carries (batches._lane_start),
-  against the per-instrument copies and the unused cold jitter it made before."""
+  against the per-instrument copies and the unused cold jitter it made before; and the
+  carries of a run of 268 x 4 chains (estimate.carries_of), against two copies per carry."""
 
 import timeit
 from dataclasses import field, make_dataclass
+from types import SimpleNamespace
 
 import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before numpy loads
 import numpy as np
 
 from regime_model import rng
 from regime_model.batches import COLD_STEP_SIZE, INIT_JITTER, _lane_start, _validate, prior_centre
+from regime_model.adaptation import regularised_variance
 from regime_model.carry import InstrumentCarry, carry_problem
 from regime_model.diagnostics import _ess, _ranked, _worst_rhat, bulk_ess
+from regime_model.estimate import carries_of
 from regime_model.params import n_params
 from regime_model.scaling import MAD_TO_SD, robust_scale
 from regime_model.spec import ModelSpec
@@ -75,6 +79,15 @@ def lane_start_before(carries: list, stream: rng.Stream, spec: ModelSpec) -> tup
     return position, step, inv_mass
 
 
+def carries_before(draws: np.ndarray, step_size: np.ndarray, draw_var: np.ndarray) -> list:
+    """estimate.carries_of's carries before the twenty-fourth session: each copied alone."""
+    C, last = 4, draws[:, -1]
+    inv_mass = regularised_variance(draw_var, float(C * draws.shape[1]))
+    return [InstrumentCarry(last[i * C : (i + 1) * C].copy(),
+                            step_size[i * C : (i + 1) * C].copy(), inv_mass[i])
+            for i in range(len(draws) // C)]  # fmt: skip
+
+
 def best_ms(run: object, number: int = 100) -> float:
     return round(1e3 * min(timeit.repeat(run, number=number, repeat=5)) / number, 3)  # type: ignore[arg-type]
 
@@ -107,6 +120,13 @@ def main() -> None:
           best_ms(lambda: _lane_start(carries, stream, spec), 50))
     print("_lane_start before, 268           ",
           best_ms(lambda: lane_start_before(carries, stream, spec), 50))
+    run = SimpleNamespace(draws=gen.normal(size=(N * spec.chains, spec.draws, dim)),
+                          step_size=gen.uniform(size=N * spec.chains))  # fmt: skip
+    draw_var = gen.uniform(size=(N, dim))
+    print("carries_of, 268 x 4 chains        ",
+          best_ms(lambda: carries_of(run, spec, draw_var), 50))  # type: ignore[arg-type]
+    print("carries_of before, 268            ",
+          best_ms(lambda: carries_before(run.draws, run.step_size, draw_var), 50))
     decision = gen.uniform(size=(N, spec.chains, spec.draws, 2))
     decision[:, :, 1::5] = decision[:, :, 0::5]
     print("the gate's bulk ESS, 268           ", best_ms(lambda: bulk_ess(decision), 20))
