@@ -19,9 +19,9 @@ import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before num
 import numpy as np
 
 from gpu_backend import select_backend
-from gpu_backend.bench.chained_ess import chained_ess
-from regime_model.update import ModelSpec, refresh
-from service.commands.bench import SHAPES, WINDOW, _synthetic_returns
+from gpu_backend.bench.chained_ess import chained_ess, model_start
+from regime_model.update import ModelSpec
+from service.commands.bench import SHAPES, _synthetic_returns
 
 
 def main() -> None:
@@ -30,10 +30,8 @@ def main() -> None:
     updates = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 3
     N = SHAPES[shape]
-    returns, spec, keys = _synthetic_returns(N), ModelSpec(), np.arange(N)
-    _, carries, _ = refresh(returns[:, :WINDOW], [None] * N, keys, 1, 7, spec, backend)
-    window = returns[:, 1 : WINDOW + 1]
-    _, carries, _ = refresh(window, carries, keys, 2, 7, spec, backend)
+    spec, keys = ModelSpec(), np.arange(N)
+    window, carries = model_start(_synthetic_returns(N), keys, spec, backend)
     path = os.environ.get("PROFILE")
     for k in range(repeats):
         profile = cProfile.Profile() if path and k == repeats - 1 else None

@@ -11,16 +11,15 @@ eta_1, u_0, u_1)."""
 
 import json
 import sys
-from dataclasses import replace
 
 import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before numpy loads
 import numpy as np
 
 from gpu_backend import select_backend
-from gpu_backend.bench.chained_ess import _Recording
+from gpu_backend.bench.chained_ess import chained_runs, model_start
 from regime_model.diagnostics import bulk_ess
-from regime_model.update import InstrumentCarry, ModelSpec, refresh
-from service.commands.bench import SHAPES, WINDOW, _synthetic_returns
+from regime_model.update import ModelSpec
+from service.commands.bench import SHAPES, _synthetic_returns
 
 
 def main() -> None:
@@ -29,20 +28,10 @@ def main() -> None:
     updates = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     worst = int(sys.argv[4]) if len(sys.argv) > 4 else 6
     N = SHAPES[shape]
-    returns, spec, keys = _synthetic_returns(N), ModelSpec(), np.arange(N)
-    _, carries, _ = refresh(returns[:, :WINDOW], [None] * N, keys, 1, 7, spec, backend)
-    window = returns[:, 1 : WINDOW + 1]
-    _, carries, _ = refresh(window, carries, keys, 2, 7, spec, backend)
-    C, narrow = spec.chains, replace(spec, extend_max=0)
-    chained = [InstrumentCarry(c.position[:C], c.step_size[:C], c.inv_mass) for c in carries]
-    recording, runs = _Recording(backend), []
-    for k in range(updates):  # as chained_ess: one window, each from the last's carries
-        recording.draws.clear()
-        estimate, new, _ = refresh(window, chained, keys, 3 + k, 7, narrow, recording,
-                                   diagnose="none")  # fmt: skip
-        chained = list(new)
-        runs.append(recording.draws[0].reshape(N, C, spec.draws, -1))
-    draws = np.concatenate(runs, axis=2)
+    spec, keys = ModelSpec(), np.arange(N)
+    window, carries = model_start(_synthetic_returns(N), keys, spec, backend)
+    ran = chained_runs(backend, window, carries, keys, 3, 7, spec, updates)
+    draws, estimate, chained = ran.draws, ran.estimate, ran.carries
     ess = bulk_ess(draws)
     for i in np.argsort(ess.min(axis=1))[:worst]:
         pooled = draws[i].reshape(-1, draws.shape[-1])

@@ -19,11 +19,11 @@ from dataclasses import replace
 import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before numpy loads
 import numpy as np
 
-from gpu_backend.bench.chained_ess import _Recording
+from gpu_backend.bench.chained_ess import chained_runs, model_start
 from gpu_backend.numpy_backend import NumpyBackend
 from regime_model.diagnostics import bulk_ess
-from regime_model.update import InstrumentCarry, ModelSpec, refresh
-from service.commands.bench import SHAPES, WINDOW, _synthetic_returns
+from regime_model.update import ModelSpec
+from service.commands.bench import SHAPES, _synthetic_returns
 
 WORST = np.array([134, 131, 186, 89, 163, 196])
 
@@ -32,19 +32,9 @@ def run(lo: int, hi: int, updates: int = 5) -> dict[str, object]:
     returns, keys, backend = _synthetic_returns(SHAPES["trial"])[WORST], WORST, NumpyBackend()
     spec = replace(ModelSpec(), steps_min=lo, steps_max=hi, cold_steps_min=lo, cold_steps_max=hi)
     t0 = time.perf_counter()
-    _, carries, _ = refresh(returns[:, :WINDOW], [None] * len(keys), keys, 1, 7, spec, backend)
-    window = returns[:, 1 : WINDOW + 1]
-    _, carries, _ = refresh(window, carries, keys, 2, 7, spec, backend)
-    C, narrow = spec.chains, replace(spec, extend_max=0)
-    chained = [InstrumentCarry(c.position[:C], c.step_size[:C], c.inv_mass) for c in carries]
-    recording, runs, evals = _Recording(backend), [], 0
-    for k in range(updates):  # as chained_ess: one window, each from the last's carries
-        recording.draws.clear()
-        estimate, new, info = refresh(window, chained, keys, 3 + k, 7, narrow, recording,
-                                      diagnose="none")  # fmt: skip
-        chained, evals = list(new), evals + info.gradient_evals
-        runs.append(recording.draws[0].reshape(len(keys), C, spec.draws, -1))
-    ess = bulk_ess(np.concatenate(runs, axis=2)).min(axis=1)
+    window, carries = model_start(returns, keys, spec, backend)
+    ran = chained_runs(backend, window, carries, keys, 3, 7, spec, updates)
+    ess, estimate, evals = bulk_ess(ran.draws).min(axis=1), ran.estimate, ran.gradient_evals
     return {"steps": [lo, hi], "instruments": WORST.tolist(),
             "worst_ess": np.round(ess, 1).tolist(), "gradient_evals": evals,
             "step_size": np.round(estimate.step_size, 3).tolist(),

@@ -21,14 +21,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from regime_model.backend import Backend, UpdateBatch
 from regime_model.diagnostics import bulk_ess
 from regime_model.sampler import SampleResult
-from regime_model.update import InstrumentCarry, ModelSpec, refresh
+from regime_model.update import InstrumentCarry, ModelSpec, RegimeEstimate, refresh
 
 
 class _Recording:
@@ -47,6 +47,59 @@ class _Recording:
         return getattr(self._backend, name)
 
 
+class ChainedRuns(NamedTuple):
+    """What chained warm updates of one window made."""
+
+    draws: np.ndarray  # [N, C, updates x S, D]: every chain's kept draws, joined
+    estimate: RegimeEstimate  # the last update's
+    carries: list[InstrumentCarry]  # the last update's
+    gradient_evals: int
+    seconds: float  # the updates' whole wall time
+
+
+def model_start(
+    returns: np.ndarray, keys: np.ndarray, spec: ModelSpec, backend: Backend
+) -> tuple[np.ndarray, list[InstrumentCarry]]:
+    """`bench model`'s start for returns [N, >= WINDOW + 1]: a cold update of the first
+    window, then a warm one of the next; that window, and the warm update's carries."""
+    N, T = len(returns), spec.window
+    _, carries, _ = refresh(returns[:, :T], [None] * N, keys, 1, 7, spec, backend)
+    window = returns[:, 1 : T + 1]
+    _, carries, _ = refresh(window, carries, keys, 2, 7, spec, backend)
+    return window, list(carries)
+
+
+def chained_runs(
+    backend: Backend,
+    window: np.ndarray,
+    carries: Sequence[InstrumentCarry],
+    keys: np.ndarray,
+    first_seq: int,
+    seed: int,
+    spec: ModelSpec,
+    updates: int,
+) -> ChainedRuns:
+    """`updates` warm updates of `window` [N, T] from `carries`, as the module says."""
+    C, N = spec.chains, len(window)
+    narrow = replace(spec, extend_max=0)
+    chained: list[InstrumentCarry | None] = [
+        InstrumentCarry(c.position[:C], c.step_size[:C], c.inv_mass) for c in carries
+    ]
+    recording = _Recording(backend)
+    runs: list[np.ndarray] = []
+    evals = 0
+    t0 = time.perf_counter()
+    for k in range(updates):
+        recording.draws.clear()
+        estimate, new, info = refresh(window, chained, keys, first_seq + k, seed, narrow,
+                                      recording, diagnose="none")  # fmt: skip
+        chained, evals = list(new), evals + info.gradient_evals
+        (draws,) = recording.draws  # every instrument narrow, no run-on: one run
+        runs.append(draws.reshape(N, C, spec.draws, -1))
+    seconds = time.perf_counter() - t0
+    return ChainedRuns(np.concatenate(runs, axis=2), estimate, list(new), evals, seconds)
+
+
 def chained_ess(
     backend: Backend,
     window: np.ndarray,
@@ -58,28 +111,13 @@ def chained_ess(
     updates: int,
 ) -> dict[str, Any]:
     """`updates` warm updates of `window` [N, T] from `carries`, as the figures below."""
-    C, N = spec.chains, len(window)
-    narrow = replace(spec, extend_max=0)
-    chained: list[InstrumentCarry | None] = [
-        InstrumentCarry(c.position[:C], c.step_size[:C], c.inv_mass) for c in carries
-    ]
-    recording = _Recording(backend)
-    runs: list[np.ndarray] = []
-    t0 = time.perf_counter()
-    for k in range(updates):
-        recording.draws.clear()
-        _, new, _ = refresh(window, chained, keys, first_seq + k, seed, narrow,
-                            recording, diagnose="none")  # fmt: skip
-        chained = list(new)
-        (draws,) = recording.draws  # every instrument narrow, no run-on: one run
-        runs.append(draws.reshape(N, C, spec.draws, -1))
-    seconds = time.perf_counter() - t0
-    ess = bulk_ess(np.concatenate(runs, axis=2)).min(axis=1)  # each instrument's worst parameter
+    ran = chained_runs(backend, window, carries, keys, first_seq, seed, spec, updates)
+    ess = bulk_ess(ran.draws).min(axis=1)  # each instrument's worst parameter
     return {
         "chained_updates": updates,
         "chained_draws_per_chain": updates * spec.draws,
-        "chained_seconds": round(seconds, 3),
+        "chained_seconds": round(ran.seconds, 3),
         "chained_ess_bulk_min": float(ess.min()),
         "chained_ess_bulk_median": float(np.median(ess)),
-        "chained_min_ess_per_s": round(float(ess.min()) / seconds, 2),
+        "chained_min_ess_per_s": round(float(ess.min()) / ran.seconds, 2),
     }
