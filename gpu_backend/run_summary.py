@@ -88,8 +88,8 @@ class DeviceSummary:
     def alone(self, draws: FloatArray, pred: FloatArray, first: IntArray, chains: int,
               K: int) -> FloatArray:  # fmt: skip
         """The pass on its own, over draws [L, S, D] and each draw's predictive
-        [L * S, K + 2] uploaded as float32, instruments from `first` [n + 1] (one of other
-        than `chains` lanes gets NaN): the rows [n, width] (tests)."""
+        [L * S, K + 2] uploaded as float32, instruments from `first` [n + 1] (one with
+        other than `chains` lanes gets a NaN row): the rows [n, width] (tests)."""
         import wgpu  # noqa: PLC0415
 
         u, handle = wgpu.BufferUsage, self.handle
