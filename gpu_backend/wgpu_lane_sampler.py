@@ -207,7 +207,8 @@ class LaneSampler:
         K = batch.n_states
         budget = self.budget(K, T, D)
         write_state(queue, buffers, p, batch.config.target_accept, ring, budget)
-        dispatches = len(dispatch_starts(p.steps, p.shift, budget))
+        # each lane stops at its own schedule's budget: as many as the longest needs
+        dispatches = max(len(dispatch_starts(row, p.shift, budget)) for row in p.steps)
         instruments = 0 if first is None else self.summary.write(queue, buffers, first, batch,
                                                                  p.draws)  # fmt: skip
         commands = self._encode(buffers, K, T, p, dispatches, instruments)

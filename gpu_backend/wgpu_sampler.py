@@ -25,8 +25,9 @@ from gpu_backend.shaders import sampler as shader
 from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
 from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, params_bytes
 from regime_model.backend import UpdateBatch
+from regime_model.batch_join import schedule_steps
 from regime_model.params import n_params
-from regime_model.sampler import SampleResult, step_counts
+from regime_model.sampler import SampleResult
 
 _ROLES = ("s_params", "theta", "value", "vec", "s_float", "s_word", "s_steps", "s_out")
 
@@ -68,7 +69,7 @@ class Plan(NamedTuple):
     draws: int
     floats: F32  # [L, 4 D + N_SCALARS]
     words: np.ndarray  # [L, N_WORDS] uint32
-    steps: np.ndarray  # [warmup + draws] uint32
+    steps: np.ndarray  # [schedules, warmup + draws] uint32: one row but in a joined batch
     shift: bool  # the level-shift move before every iteration
 
 
@@ -84,8 +85,8 @@ def plan(batch: UpdateBatch) -> Plan:
     scalars[:, shader.F_LOG_STEP] = np.log(np.asarray(start.step_size, dtype=np.float64))
     words = np.zeros((L, shader.N_WORDS), dtype=np.uint32)
     words[:, :2], words[:, 2:4] = batch.stream.key, batch.stream.high
-    iterations = np.arange(-W, cfg.draws, dtype=np.int64)
-    steps = step_counts(batch.schedule, iterations, cfg).astype(np.uint32)
+    steps, words[:, shader.U_SCHEDULE] = schedule_steps(batch, np.arange(-W, cfg.draws))
+    steps = steps.astype(np.uint32)
     return Plan(L, D, W, cfg.draws, floats, words, steps, cfg.shift_moves)
 
 
@@ -163,7 +164,7 @@ class DeviceSampler:
 
         dispatch(value_grad.pipeline, hmm_group, value_grad.groups)
         dispatch(kernels[shader.ENTRY_INIT], s_group)
-        for n in p.steps:
+        for n in p.steps.max(axis=0):  # a lane past its own steps skips drift and kick
             if p.shift:
                 dispatch(kernels[shader.ENTRY_JUMP_PROPOSE], s_group)
                 dispatch(value_grad.pipeline, hmm_group, value_grad.groups)
@@ -260,15 +261,18 @@ def sample_result(
     D, S = p.D, max(p.draws, 1)
     scalars = out.floats[:, 4 * D :].astype(np.float64)
     step = scalars[:, shader.F_EPS]
-    sampled = p.steps[p.warmup :].astype(np.float64)
-    mean_steps = np.full(p.lanes, sampled.mean() if len(sampled) else 0.0)
+    sampled = p.steps[:, p.warmup :].astype(np.float64)
+    per_schedule = sampled.mean(axis=1) if sampled.shape[1] else np.zeros(len(sampled))
+    mean_steps = per_schedule[out.words[:, shader.U_SCHEDULE]]
+    # batched calls: the longest schedule's (a joined batch's lanes run side by side)
+    calls = int(p.steps.sum(axis=1).max()) + p.shift * p.steps.shape[1]
     return SampleResult(
         draws=out.draws.astype(np.float64),
         divergences=out.words[:, shader.U_DIVERGENT].astype(np.int64),
         acceptance=scalars[:, shader.F_ACC_SUM] / S,
         step_size=step,
         inv_mass=np.asarray(batch.start.inv_mass, dtype=np.float64).copy(),
-        gradient_evals=1 + int(p.steps.sum()) + p.shift * len(p.steps),
+        gradient_evals=1 + calls,
         timings_ms={"device_update": ms},
         energy=out.energy.astype(np.float64) - const,
         trajectory_length=mean_steps * step,

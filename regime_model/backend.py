@@ -35,6 +35,9 @@ class UpdateBatch(NamedTuple):
     # y = repeat(returns[rows] / scale[rows], C). A device backend keeps the returns on the
     # device, adds each new bar in place, and reads a block's instruments from there.
     window: ReturnsWindow | None = None
+    # Each lane's row of `schedule` where the batch joins runs of several step schedules
+    # (several accounts' updates: batch_join); None: one schedule, every lane its row 0.
+    schedule_rows: IntArray | None = None
 
 
 class ReturnsWindow(NamedTuple):
@@ -105,6 +108,11 @@ class Backend(Protocol):
 
 def run_on_host(backend: Backend, batch: UpdateBatch) -> SampleResult:
     """`Backend.run_update` as regime_model's host driver over `backend`'s kernels."""
+    if batch.schedule_rows is not None:
+        raise ValueError(
+            "run_on_host: this batch joins several step schedules (batch_join.join), which "
+            "only a device sampler runs; run its parts apart (batch_join.run_together does)"
+        )
     y, K, priors = batch.y, batch.n_states, batch.priors
     # A backend that runs a move's two candidate trajectories in one call (a GPU: one
     # submission instead of two) offers `moved_leapfrog`; it is None or absent elsewhere.

@@ -1,53 +1,107 @@
-"""Batches of one update that a device runs as one: the account's first batch and the
-batch of its wide instruments (update.refresh) differ only in their lanes and chains.
+"""Batches that a device runs as one: an account's first batch and the batch of its wide
+instruments (update.refresh) differ only in their lanes and chains; several accounts'
+warm batches also in their returns and their step schedules.
 
-Every lane's run depends on its own start and stream, the window it reads and the batch's
-step counts alone, so the joined run's lanes are the separate runs' lanes, bit for bit;
-only the number of submissions changes. Joined batches are for a device's one-submission
-run of warm lanes: the host driver pools cold lanes' metrics by `config.chains`, which a
-joined batch does not have, so `run_together` runs them apart there.
+Every lane's run depends on its own start and stream, the window it reads and its
+schedule's step counts alone, so the joined run's lanes are the separate runs' lanes, bit
+for bit; only the number of submissions (and, on a GPU, dispatches) changes. A joined
+batch keeps each distinct returns window once (its rows offset into their stack) and each
+distinct step schedule once (`UpdateBatch.schedule_rows`: a lane's row). Joined batches are
+for a device's one-submission run of warm lanes: the host driver pools cold lanes'
+metrics by `config.chains` and draws one schedule, which a joined batch does not have, so
+`run_together` runs them apart there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
+from typing import TypeVar
 
 import numpy as np
 
 from regime_model import rng
 from regime_model.backend import Backend, ReturnsWindow, UpdateBatch
 from regime_model.blocks import lanes_of
-from regime_model.sampler import LaneStart, SampleResult
+from regime_model.sampler import LaneStart, SampleResult, step_counts
+from regime_model.types import IntArray
+
+_T = TypeVar("_T")
+
+
+def _distinct(items: Sequence[_T], same: Callable[[_T, _T], bool]) -> tuple[list[_T], list[int]]:
+    """The distinct items, in first-seen order, and each item's index among them."""
+    kept: list[_T] = []
+    index = []
+    for item in items:
+        at = next((k for k, seen in enumerate(kept) if same(seen, item)), len(kept))
+        if at == len(kept):
+            kept.append(item)
+        index.append(at)
+    return kept, index
+
+
+def _same_window(a: ReturnsWindow, b: ReturnsWindow) -> bool:
+    return a.returns is b.returns or (a.returns.shape == b.returns.shape
+                                      and np.array_equal(a.returns, b.returns)
+                                      and np.array_equal(a.scale, b.scale))  # fmt: skip
+
+
+def _same_schedule(a: UpdateBatch, b: UpdateBatch) -> bool:
+    return a.schedule_rows is None and b.schedule_rows is None and all(
+        np.array_equal(x, z) for x, z in zip(a.schedule, b.schedule, strict=True))  # fmt: skip
 
 
 def join(batches: Sequence[UpdateBatch]) -> UpdateBatch | None:
     """One batch of every lane of `batches`, in order, or None where they differ in more
-    than their lanes: window length, states, priors, the batch-wide step-count stream,
-    the sampler's settings other than chains, the account's returns; or where a lane is
-    cold (its metric adapts) or a batch has no returns window."""
+    than their lanes, returns and step schedules: window length, states, priors, the
+    sampler's settings other than chains; or where a lane is cold (its metric adapts) or a
+    batch has no returns window."""
     first = batches[0]
     same = first.config._replace(chains=0)
     for b in batches:
-        if (b.window is None or first.window is None or b.start.adapt_mass.any()
+        if (b.window is None or b.start.adapt_mass.any()
                 or b.y.shape[1] != first.y.shape[1] or b.n_states != first.n_states
                 or b.priors != first.priors or b.config._replace(chains=0) != same
-                or b.start.trajectory_length is not None
-                or not all(np.array_equal(x, z) for x, z in zip(b.schedule, first.schedule,
-                                                               strict=True))
-                or not np.array_equal(b.window.returns, first.window.returns)):  # fmt: skip
+                or b.start.trajectory_length is not None):  # fmt: skip
             return None
-    rows = np.concatenate([np.repeat(b.window.instruments(), b.window.chains) for b in batches
-                           if b.window is not None])  # fmt: skip
-    assert first.window is not None
-    window = ReturnsWindow(first.window.returns, first.window.scale, 1, rows)
+    windows = [b.window for b in batches if b.window is not None]
+    held, at = _distinct(windows, _same_window)
+    offsets = np.cumsum([0] + [len(w.scale) for w in held])
+    rows = np.concatenate([np.repeat(w.instruments() + offsets[k], w.chains)
+                           for w, k in zip(windows, at, strict=True)])  # fmt: skip
+    returns = held[0].returns if len(held) == 1 else np.concatenate([w.returns for w in held])
+    scale = held[0].scale if len(held) == 1 else np.concatenate([w.scale for w in held])
+    window = ReturnsWindow(returns, scale, 1, rows)
     start = LaneStart(*(np.concatenate([getattr(b.start, f) for b in batches])
                         for f in LaneStart._fields[:-1]))  # fmt: skip
     stream = rng.Stream(*(np.concatenate([getattr(b.stream, f) for b in batches])
                           for f in rng.Stream._fields))  # fmt: skip
     y = np.concatenate([b.y for b in batches])
-    return UpdateBatch(y, first.n_states, first.priors, start, stream, first.schedule,
-                       first.config, window)  # fmt: skip
+    schedules, which = _distinct(list(batches), _same_schedule)
+    if len(schedules) == 1:
+        return UpdateBatch(y, first.n_states, first.priors, start, stream, first.schedule,
+                           first.config, window)  # fmt: skip
+    schedule = rng.Stream(*(np.concatenate([getattr(b.schedule, f) for b in schedules])
+                            for f in rng.Stream._fields))  # fmt: skip
+    ends = np.cumsum([0] + [len(b.schedule.key) for b in schedules])
+    lane_rows = np.concatenate([
+        ends[k] + (np.zeros(len(b.y), np.int64) if b.schedule_rows is None else b.schedule_rows)
+        for b, k in zip(batches, which, strict=True)])  # fmt: skip
+    return UpdateBatch(y, first.n_states, first.priors, start, stream, schedule, first.config,
+                       window, lane_rows)  # fmt: skip
+
+
+def schedule_steps(batch: UpdateBatch, iterations: IntArray) -> tuple[IntArray, IntArray]:
+    """[G, iterations] the leapfrog steps of each of the batch's step schedules, and [L]
+    each lane's row of them (all 0 for one schedule)."""
+    schedule, L = batch.schedule, len(batch.y)
+    if batch.schedule_rows is None:
+        return step_counts(schedule, iterations, batch.config)[None], np.zeros(L, np.int64)
+    steps = np.stack([step_counts(rng.Stream(schedule.key[g : g + 1], schedule.high[g : g + 1]),
+                                  iterations, batch.config)
+                      for g in range(len(schedule.key))])  # fmt: skip
+    return steps, np.asarray(batch.schedule_rows, dtype=np.int64)
 
 
 def run_together(backend: Backend, batches: Sequence[UpdateBatch]) -> list[SampleResult]:

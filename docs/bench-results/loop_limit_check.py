@@ -38,7 +38,7 @@ def check(threads: int, T: int, n: int = 8) -> None:
         backend.run_update(batch)
     except GpuCallError as error:
         at = int(str(error).split("stopped at iteration ")[1].split()[0])
-        gradients = 1 + int((plan(batch).steps[:at].astype(np.int64) + 1).sum())
+        gradients = 1 + int((plan(batch).steps[0, :at].astype(np.int64) + 1).sum())
         stopped = f"stopped at iteration {at} (about {gradients} gradients and filters)"
     lane.bounded_loops = True
     before = lane.dispatches

@@ -33,7 +33,7 @@ from gpu_backend.pipeline_cache import HMM_BINDINGS
 from gpu_backend.shaders.accumulate import Accumulate
 from gpu_backend.shaders.hmm import hmm_source
 from gpu_backend.shaders.hmm_scan import lane_threads_for, scan_source
-from gpu_backend.shaders.sampler import U_IT, sampler_functions
+from gpu_backend.shaders.sampler import U_IT, U_SCHEDULE, sampler_functions
 
 ENTRY_RUN = "run_lanes"
 HMM_RW_BINDINGS = (*HMM_BINDINGS[:2], "storage", *HMM_BINDINGS[3:])
@@ -53,7 +53,7 @@ _DECLARATIONS = """
 @group(1) @binding(0) var<uniform> sp: Sp;
 @group(1) @binding(1) var<storage, read_write> fs: array<f32>;     // [lanes, 4 D + NS]
 @group(1) @binding(2) var<storage, read_write> us: array<u32>;     // [lanes, NW]
-@group(1) @binding(3) var<storage, read> steps: array<u32>;        // [iterations]
+@group(1) @binding(3) var<storage, read> steps: array<u32>;  // [schedules, iterations]
 // draws [lanes, S, D], then energy [lanes, S]
 @group(1) @binding(4) var<storage, read_write> out: array<f32>;
 // per draw: P(regime k | window) [K], the next return's mean and variance: [lanes, S, K + 2]
@@ -122,6 +122,8 @@ fn record_predictive(lane: u32, j: u32, c: Chunk, draw: u32) {
 // Where this dispatch starts: the lane's iteration count, which every lane shares (a run is
 // one dispatch, or on a driver that bounds loops several: `budget` below).
 var<workgroup> shared_start: u32;
+// The lane's row of the step schedules, loaded uniformly: its loop bounds hold barriers.
+var<workgroup> shared_schedule: u32;
 
 @compute @workgroup_size(LT)
 fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
@@ -132,6 +134,8 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
     var c: Chunk;
     if (sp.chains > 0u) { c = load_ring_window(lane, j); } else { c = load_window(lane, j); }
 {START}
+    if (j == 0u) { shared_schedule = us[lane * NW + {SCHEDULE}u]; }
+    let schedule = workgroupUniformLoad(&shared_schedule) * (sp.warmup + sp.draws);
     // Gradient evaluations in this dispatch: the start's (or a later dispatch's filter at
     // the lane's position, counted as one), then each iteration's.
     var used = 1u;
@@ -145,7 +149,8 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
     for (var it = start; it < sp.warmup + sp.draws; it++) {
         // A dispatch stops before the iteration that would pass the budget; the next
         // dispatch goes on from there.
-        let cost = steps[it] + sp.shift;
+        let n_steps = steps[schedule + it];
+        let cost = n_steps + sp.shift;
 {STOP}
         used += cost;
         if (sp.shift == 1u) {
@@ -156,7 +161,7 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
             follow_move(j);
         }
         if (j == 0u) { begin_lane(lane); }
-        for (var s = 0u; s < steps[it]; s++) {
+        for (var s = 0u; s < n_steps; s++) {
             if (j == 0u) { drift_lane(lane); }
             share_position(lane, j);
             gradient_of(model_of(shared_x), lane, j, c);
@@ -240,4 +245,5 @@ def lane_sampler_source(
         + scan_source(K, lt, capacity)
         + sampler_functions(workgroup, _DECLARATIONS)
         + run.replace("{LT}", str(lt)).replace("{IT}", str(U_IT))
+        .replace("{SCHEDULE}", str(U_SCHEDULE))
     )

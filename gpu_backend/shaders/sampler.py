@@ -31,8 +31,10 @@ ENTRY_JUMP_PROPOSE, ENTRY_JUMP_FINISH = "jump_propose", "jump_finish"
 F_LP_HI, F_LP_LO, F_K0, F_EPS, F_LOG_STEP, F_ACC_SUM, F_SHIFT_SUM = range(7)
 N_SCALARS = 7
 # Per-lane u32 state: Philox key (2), the counter's high words (2), then these.
-U_IT, U_TAKEN, U_OK, U_DIVERGENT = 4, 5, 6, 7
-N_WORDS = 8
+# U_SCHEDULE: the lane's row of the step schedules (a joined batch's lanes follow several:
+# regime_model/batch_join.py), read only.
+U_IT, U_TAKEN, U_OK, U_DIVERGENT, U_SCHEDULE = 4, 5, 6, 7, 8
+N_WORDS = 9
 
 SAMPLER_BINDINGS: tuple[str, ...] = (
     "uniform",
@@ -108,8 +110,13 @@ fn begin_lane(l: u32) {
     us[u + {TAKEN}u] = 0u;
 }
 
+// The lane's leapfrog steps at iteration `it`: steps is [schedules, iterations].
+fn steps_at(l: u32, it: u32) -> u32 {
+    return steps[us[l * NW + {SCHEDULE}u] * (sp.warmup + sp.draws) + it];
+}
+
 fn drift_lane(l: u32) {
-    if (us[l * NW + {TAKEN}u] >= steps[us[l * NW + {IT}u]]) { return; }
+    if (us[l * NW + {TAKEN}u] >= steps_at(l, us[l * NW + {IT}u])) { return; }
     let b = fbase(l);
     let eps = fs[scalar(l) + {EPS}u];
     for (var d = 0u; d < sp.D; d++) {
@@ -120,7 +127,7 @@ fn drift_lane(l: u32) {
 
 fn kick_lane(l: u32) {
     let c = us[l * NW + {TAKEN}u];
-    let n = steps[us[l * NW + {IT}u]];
+    let n = steps_at(l, us[l * NW + {IT}u]);
     if (c >= n) { return; }
     let eps = fs[scalar(l) + {EPS}u];
     let h = select(eps, 0.5 * eps, c + 1u == n);
@@ -252,6 +259,7 @@ def sampler_functions(workgroup: int, declarations: str) -> str:
         "LP_HI": F_LP_HI, "LP_LO": F_LP_LO, "K0": F_K0, "EPS": F_EPS, "LOG_STEP": F_LOG_STEP,
         "ACC_SUM": F_ACC_SUM, "SHIFT_SUM": F_SHIFT_SUM,
         "IT": U_IT, "TAKEN": U_TAKEN, "OK": U_OK, "DIVERGENT": U_DIVERGENT,
+        "SCHEDULE": U_SCHEDULE,
         "DIVERGENCE": f"{hmc.DIVERGENCE_ENERGY:.1f}", "T0": f"{step_size.T0:.1f}",
         "GAIN": f"{step_size.GAIN:.1f}", "KAPPA": f"{step_size.KAPPA}",
     }  # fmt: skip
