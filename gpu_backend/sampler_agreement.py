@@ -18,6 +18,7 @@ import numpy as np
 from gpu_backend.agreement_threshold import z_max
 from gpu_backend.identity import regime_returns
 from regime_model.backend import Backend
+from regime_model.batch_join import run_together
 from regime_model.types import FloatArray
 from regime_model.update import InstrumentCarry, ModelSpec, build_batch, refresh
 
@@ -191,11 +192,15 @@ class JointAgreement(NamedTuple):
     lanes: int
     runs_differing: int  # runs whose draws differ in any bit from the same run alone
     passed: bool
+    # the same runs joined into one run of one backend (batch_join: one dispatch where the
+    # lane sampler runs, each account's lanes on its own step schedule): runs differing
+    joined_differing: int = 0
 
 
 def compare_joint_submission(gpu: WgpuBackend, cpu: Backend, spec: ModelSpec) -> JointAgreement:
-    """Two accounts' warm runs (a backend each, on `gpu`'s device) in one submission
-    against each run alone: the same bits (gpu_backend.joint_submission). A CPU adapter
+    """Two accounts' warm runs (a backend each, on `gpu`'s device) in one submission, and
+    joined into one run (regime_model.batch_join), against each run alone: the same bits
+    (gpu_backend.joint_submission). A CPU adapter
     runs them with the lane sampler at CPU_LANE_THREADS threads a lane, a GPU at its own
     count."""
     from gpu_backend.joint_submission import run_in_one_submission  # noqa: PLC0415
@@ -211,10 +216,13 @@ def compare_joint_submission(gpu: WgpuBackend, cpu: Backend, spec: ModelSpec) ->
         batches.append(build_batch(returns, carries, np.arange(n), 2, seed, spec)[0])
     alone = [b.run_update(x) for b, x in zip(backends, batches, strict=True)]
     together = run_in_one_submission(list(zip(backends, batches, strict=True)))
-    differing = sum(not np.array_equal(a.draws, t.draws)
-                    for a, t in zip(alone, together, strict=True))  # fmt: skip
+    joined = run_together(backends[0], batches)
+    differing, joined_differing = (sum(not np.array_equal(a.draws, t.draws)
+                                       for a, t in zip(alone, runs, strict=True))
+                                   for runs in (together, joined))  # fmt: skip
     lanes = sum(len(b.y) for b in batches)
-    return JointAgreement(len(batches), lanes, differing, differing == 0)
+    passed = differing == 0 and joined_differing == 0
+    return JointAgreement(len(batches), lanes, differing, passed, joined_differing)
 
 
 class SummaryAgreement(NamedTuple):

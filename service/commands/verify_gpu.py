@@ -117,7 +117,8 @@ def _lines(report: Any) -> list[str]:
         f"{x['max_draw_err']:.1e}, move's acceptance err {x['max_shift_rate_err']:.1e}"
         f"  {'ok' if x['passed'] else 'FAIL'}",
         f"joint    {j['accounts']} accounts ({j['lanes']} chains) in one submission: "
-        f"{j['runs_differing']} runs differ from the same run alone"
+        f"{j['runs_differing']} runs differ from the same run alone, "
+        f"{j['joined_differing']} joined into one run"
         f"  {'ok' if j['passed'] else 'FAIL'}",
         f"summary  {r['instruments']} instruments summarised on the device: max err "
         f"{r['max_err']:.1e}, {r['gate_mismatches']} gate decisions differ from the host's"
