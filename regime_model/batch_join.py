@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import pairwise
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import numpy as np
 
@@ -104,11 +104,14 @@ def schedule_steps(batch: UpdateBatch, iterations: IntArray) -> tuple[IntArray, 
     return steps, np.asarray(batch.schedule_rows, dtype=np.int64)
 
 
-def run_together(backend: Backend, batches: Sequence[UpdateBatch]) -> list[SampleResult]:
+def run_together(
+    backend: Backend, batches: Sequence[UpdateBatch], counted: Literal["first", "each"] = "first"
+) -> list[SampleResult]:
     """Each batch's run: in one submission where the backend runs their join so (a
     device, `runs_on_device`), else one after another. A joined run's gradient calls and
     timings are reported with its first part, so that summing over the parts counts what
-    was done either way."""
+    was done either way; with `counted` "each", with every part (the batches of several
+    accounts, each of which reports its own update)."""
     runs_on_device = getattr(backend, "runs_on_device", None)
     joined = join(batches) if len(batches) > 1 and runs_on_device is not None else None
     if joined is None or runs_on_device is None or not runs_on_device(joined):
@@ -116,4 +119,6 @@ def run_together(backend: Backend, batches: Sequence[UpdateBatch]) -> list[Sampl
     result = backend.run_update(joined)
     ends = np.cumsum([0] + [len(b.y) for b in batches])
     parts = [lanes_of(result, int(lo), int(hi)) for lo, hi in pairwise(ends)]
+    if counted == "each":  # lanes_of keeps the joined run's calls (its longest schedule's)
+        return parts
     return [parts[0], *(part._replace(gradient_evals=0, timings_ms={}) for part in parts[1:])]

@@ -1,0 +1,157 @@
+"""One device serving every account's warm runs: the server side of the shared device.
+
+Five worker processes, each with its own device context, time-slice one GPU: each
+account's run of 54 instruments takes 6-7 ms alone on the H200 and about 30 in the round.
+Their warm batches joined into one dispatch (regime_model.batch_join: each lane keeps its
+own account's returns, streams and step schedule, so every run is the bits of the run
+alone) take 11-16 ms for all five (docs/benchmarks.md, twenty-fifth session). This server
+holds the one device; workers send it their warm batches (device_client.py) and it runs
+what arrives together as one.
+
+Gathering. A request names its bar (the update's bar time). When one arrives the server
+waits, at most `gather_s` past the first, for the others that have not ended that bar's
+update (a worker says so after each update), then runs every pending batch at once; a
+worker's later blocks of the same update (its run-on) are gathered the same way with the
+workers still inside that bar. Nothing here changes any run's numbers, only when it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, Listener
+from typing import Any, NamedTuple
+
+import structlog
+
+from regime_model.backend import Backend, UpdateBatch
+from regime_model.batch_join import run_together
+
+log = structlog.get_logger("gpu_backend.device_server")
+
+GATHER_S = 0.01  # the longest a request waits for the other workers of its bar
+
+
+@dataclass(eq=False)
+class _Client:
+    conn: Connection
+    account: str
+    ended: float = float("-inf")  # the last bar whose update the worker ended
+    pending: list[_Request] = field(default_factory=list)
+
+
+class _Request(NamedTuple):
+    client: _Client
+    ident: int
+    bar: float | None  # the update's bar time (epoch seconds); None: do not wait
+    batch: UpdateBatch
+    arrived: float
+
+
+class DeviceServer:
+    """Serves `backend`'s warm runs to the workers that connect to `listener`."""
+
+    def __init__(self, backend: Backend, gather_s: float = GATHER_S) -> None:
+        self.backend, self.gather_s = backend, gather_s
+        self._events: queue.Queue[tuple[str, _Client, Any]] = queue.Queue()
+        self.clients: list[_Client] = []
+        self.gatherings = 0  # times the server ran what was pending (joined where it could)
+        self.batches = 0  # batches served (a run serves one or more)
+
+    def serve(self, listener: Listener, stop: threading.Event) -> None:
+        """Until `stop`: accept workers (a thread), read them (a thread each), run here."""
+        threading.Thread(target=self._accept, args=(listener, stop), daemon=True,
+                         name="device-accept").start()  # fmt: skip
+        while not stop.is_set():
+            try:
+                self._apply(*self._events.get(timeout=0.2))
+            except queue.Empty:
+                continue
+            self._gather_and_run()
+
+    def _accept(self, listener: Listener, stop: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                conn = listener.accept()
+            except Exception as error:  # a bad key or a peer gone: on to the next one
+                if not stop.is_set():
+                    log.warning("device.refused", reason=f"{type(error).__name__}: {error}")
+                continue
+            threading.Thread(target=self._read, args=(conn,), daemon=True,
+                             name="device-client").start()  # fmt: skip
+
+    def _read(self, conn: Connection) -> None:
+        client = None
+        try:
+            kind, account = conn.recv()
+            if kind != "hello":
+                raise ValueError(f"expected hello, got {kind!r}")
+            client = _Client(conn, str(account))
+            # joined before the worker hears back: once connected it is waited for
+            self._events.put(("join", client, None))
+            conn.send(("hello", self.backend.adapter, self.backend.numerics))
+            while True:
+                message = conn.recv()
+                self._events.put((message[0], client, message[1:]))
+        except (EOFError, OSError, ValueError, TypeError):
+            if client is not None:
+                self._events.put(("leave", client, None))
+            conn.close()
+
+    def _apply(self, kind: str, client: _Client, body: Any) -> None:
+        if kind == "join":
+            self.clients.append(client)
+            log.info("device.client_joined", account=client.account, clients=len(self.clients))
+        elif kind == "leave" and client in self.clients:
+            self.clients.remove(client)
+            log.info("device.client_left", account=client.account, clients=len(self.clients))
+        elif kind == "end":
+            client.ended = max(client.ended, float(body[0]))
+        elif kind == "run":
+            ident, bar, batch = body
+            client.pending.append(_Request(client, ident, bar, batch, time.monotonic()))
+
+    def _expected(self, bar: float) -> bool:
+        """Whether a connected worker may still send a batch of `bar`'s update."""
+        return any(not c.pending and c.ended < bar for c in self.clients)
+
+    def _gather_and_run(self) -> None:
+        pending = [r for c in self.clients for r in c.pending]
+        if not pending:
+            return
+        bars = [r.bar for r in pending if r.bar is not None]
+        if len(bars) == len(pending):  # every request waits for its bar's others
+            deadline = min(r.arrived for r in pending) + self.gather_s
+            while self._expected(max(bars)) and (left := deadline - time.monotonic()) > 0:
+                try:
+                    self._apply(*self._events.get(timeout=left))
+                except queue.Empty:
+                    break
+        self._run([r for c in self.clients for r in c.pending])
+
+    def _run(self, requests: list[_Request]) -> None:
+        for request in requests:
+            request.client.pending.clear()
+        if not requests:
+            return
+        started = time.monotonic()
+        replies: list[tuple[Any, str | None]]
+        try:
+            results = run_together(self.backend, [r.batch for r in requests], counted="each")
+        except Exception as error:  # told to each worker, which then runs its batch itself
+            reason = f"{type(error).__name__}: {error}"
+            log.error("device.run_failed", reason=reason, batches=len(requests))
+            replies = [(None, reason)] * len(requests)
+        else:
+            replies = [(result._replace(timings_ms={**result.timings_ms,
+                                                    "device_wait": 1e3 * (started - r.arrived)}),
+                        None) for r, result in zip(requests, results, strict=True)]  # fmt: skip
+            self.gatherings += 1
+            self.batches += len(requests)
+        for request, (result, failed) in zip(requests, replies, strict=True):
+            # a worker gone meanwhile: its reader thread reports the leave
+            with contextlib.suppress(OSError, ValueError):
+                request.client.conn.send(("result", request.ident, result, failed))
