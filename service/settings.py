@@ -165,6 +165,8 @@ class ModelSettings(Frozen):
     chains: int = Field(default=4, ge=2, le=64)
     seed: int = Field(default=20261130, ge=0, lt=2**63)
     backend: Literal["numpy", "wgpu", "auto"] = "numpy"
+    shared_device: bool = Field(default=False, description="one process's GPU runs every "
+                                "account's warm updates, joined (gpu_backend/device_server.py)")
     extend_max: int = Field(
         default=2, ge=0, le=8,
         description="blocks an instrument that fails the convergence gate, or whose window "

@@ -59,6 +59,7 @@ class RoundShape:
     pace_s: float = 10.0  # wall seconds per bar: longer than a warm round, or rounds overlap
     lead_s: float = 20.0  # launch to the first release: longer than the workers' start-up
     shift_moves: bool = True  # [model] shift_moves: the level-shift move, the daemon's default
+    shared_device: bool = False  # [model] shared_device: warm updates on one device process
 
     def check(self) -> None:
         """ValueError naming the flag, before anything is started."""
@@ -105,7 +106,8 @@ def settings_text(shape: RoundShape) -> str:
         f'[market]\nkind = "synthetic"\ninterval = "1m"\n\n'
         f'[clock]\nmode = "paced"\npace_s = {shape.pace_s}\n\n'
         f"[model]\nwindow = {shape.window}\nchains = {shape.chains}\nstates = {shape.states}\n"
-        f'backend = "{shape.backend}"\nshift_moves = {str(shape.shift_moves).lower()}\n\n'
+        f'backend = "{shape.backend}"\nshift_moves = {str(shape.shift_moves).lower()}\n'
+        f"shared_device = {str(shape.shared_device).lower()}\n\n"
         f'[broker]\nkind = "sim"\n\n[logging]\nlevel = "info"\nformat = "json"\n'
     )
 
@@ -213,6 +215,7 @@ def _shape_fields(shape: RoundShape) -> dict[str, Any]:
         "bars": shape.bars,
         "backend_requested": shape.backend,
         "shift_moves": shape.shift_moves,
+        "shared_device": shape.shared_device,
         "pace_s": shape.pace_s,
         "date": time.strftime("%Y-%m-%d"),
     }

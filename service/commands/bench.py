@@ -110,6 +110,9 @@ def _round_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                      help="launch to the first bar's release: longer than the workers' start-up")
     rnd.add_argument("--shift-moves", choices=("on", "off"), default="on",
                      help="[model] shift_moves (default on, the daemon's): measure its cost")
+    rnd.add_argument("--shared-device", action="store_true",
+                     help="[model] shared_device: one device process runs every account's warm "
+                     "updates, joined (default off, the daemon's)")
     add_output_flags(rnd, "the figures")
     rnd.set_defaults(handler=round_handler)
 
@@ -119,7 +122,7 @@ def round_handler(args: argparse.Namespace) -> int:
 
     shape = round_bench.RoundShape(
         args.accounts, args.instruments, args.chains, args.window, args.states, args.bars,
-        args.backend, args.pace_s, args.lead_s, args.shift_moves == "on",
+        args.backend, args.pace_s, args.lead_s, args.shift_moves == "on", args.shared_device,
     )
     try:
         shape.check()

@@ -27,6 +27,7 @@ from service.logs import choose_format
 from service.reload.reloader import InstrumentsReloader, ReloadOutcome
 from service.reload.watcher import InstrumentsWatcher
 from service.supervisor.budget import RestartBudget
+from service.supervisor.device_handle import SharedDevice
 from service.supervisor.exit_reason import exit_fields
 from service.supervisor.http_endpoint import http_endpoint
 from service.supervisor.observers import EventHub
@@ -59,6 +60,7 @@ class Supervisor:
         self.state_dir = state_dir
         self.faults = faults
         self.log_format = choose_format(config.settings.logging.format, sys.stdout)
+        self.device = SharedDevice(config, self.log_format)  # off unless [model] shared_device
         self.stop_after = stop_after
         self.workers: dict[str, WorkerHandle] = {}
         self.runtime = RuntimeStatus(state_dir, config.config_hash, shard=config.settings.shard)
@@ -101,6 +103,7 @@ class Supervisor:
             return refused
         listen(self.events.publish)
         self.operator.start()
+        self.device.start()
         for worker in self.workers.values():
             self._spawn(worker)
         self.http.start()
@@ -112,6 +115,7 @@ class Supervisor:
             self._step(self._timeout())
         self.watcher.stop()
         self.http.stop()
+        self.device.stop()
         log.info("service.stopped", reason=self._stop_reason(), exit_code=self.exit_code)
         self.runtime.final(self.workers.values())
         self.operator.stop()
@@ -131,6 +135,7 @@ class Supervisor:
             worker.escalate(now)
             self._reap(worker, now)
         self._restart_due(now)
+        self.device.poll(now, self.stopping)
         self._force_if_overdue(now)
         self.systemd.tick(now, self.workers.values())
         self.runtime.tick(now, self.workers.values())
@@ -216,14 +221,9 @@ class Supervisor:
     # -- workers -----------------------------------------------------------------------
 
     def _spawn(self, worker: WorkerHandle) -> None:
-        spec = WorkerSpec(
-            account=worker.account,
-            config=self.config,
-            state_dir=self.state_dir,
-            stop_at_seq=worker.stop_at_seq,
-            log_format=self.log_format,
-            faults=self.faults,
-        )
+        spec = WorkerSpec(account=worker.account, config=self.config, state_dir=self.state_dir,
+                          stop_at_seq=worker.stop_at_seq, log_format=self.log_format,
+                          faults=self.faults, device=self.device.endpoint)  # fmt: skip
         start_worker(worker, spec)
 
     def _reap(self, worker: WorkerHandle, now: float) -> None:
@@ -269,12 +269,8 @@ class Supervisor:
             worker.restarts += 1
             worker.parked = False
             self._spawn(worker)
-            log.info(
-                "worker.restarted",
-                account=worker.account,
-                restarts=worker.restarts,
-                worker_pid=worker.pid,
-            )
+            log.info("worker.restarted", account=worker.account, restarts=worker.restarts,
+                     worker_pid=worker.pid)  # fmt: skip
 
     def _signal_all(self, signum: signal.Signals) -> None:
         for worker in self.workers.values():

@@ -1,9 +1,12 @@
-"""Starting a worker process: without the systemd notify socket in its environment (only
-the main process talks to systemd), and with the seq at which --stop-after ends it."""
+"""Starting a worker (or the device) process: without the systemd notify socket in its
+environment (only the main process talks to systemd), and with the seq at which
+--stop-after ends it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from service.state.paths import state_path
@@ -13,13 +16,21 @@ from service.supervisor.worker_handle import WorkerHandle
 from service.worker.spec import WorkerSpec
 
 
-def start_worker(worker: WorkerHandle, spec: WorkerSpec) -> None:
+@contextlib.contextmanager
+def child_environment() -> Iterator[None]:
+    """Around a child's start: the environment without the systemd notify socket (only the
+    main process talks to systemd), restored after."""
     saved = dict(os.environ)
-    forget_notify_env(os.environ)  # only the main process talks to systemd
+    forget_notify_env(os.environ)
     try:
-        worker.spawn(spec)
+        yield
     finally:
         os.environ.update(saved)
+
+
+def start_worker(worker: WorkerHandle, spec: WorkerSpec) -> None:
+    with child_environment():
+        worker.spawn(spec)
 
 
 def stop_at_seq(state_dir: Path, account: str, stop_after: int | None) -> int | None:

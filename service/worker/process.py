@@ -25,6 +25,7 @@ from typing import Any
 import structlog
 
 from gpu_backend import BatchShape, select_backend
+from gpu_backend.device_client import SharedDeviceBackend
 from service.broker.base import BrokerError
 from service.clock import Clock
 from service.config_loader import LoadedConfig
@@ -126,6 +127,8 @@ def run_worker(
     """Build the parts, resume, trade until stopped; returns the last checkpoint's seq."""
     config, account = spec.config, spec.account
     backend = select_backend(config.settings.model.backend, _batch_shape(config, account))
+    if spec.device is not None and backend.name == "wgpu":  # warm runs on the shared device
+        backend = SharedDeviceBackend(backend, *spec.device, account=account)
     market = assembly.build_market(config, account)
     symbols = config.instruments.symbols(account)
     first_bar = assembly.first_trading_bar(config, market, symbols)

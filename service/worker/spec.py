@@ -18,3 +18,5 @@ class WorkerSpec:
     stop_at_seq: int | None  # stop cleanly once this checkpoint exists (--stop-after)
     log_format: str = "json"  # decided once by the supervisor, which owns the terminal
     faults: tuple[str, ...] = ()  # test-only fault injection (see fault_points)
+    # the shared device's (address, authkey) where `[model] shared_device` is on
+    device: tuple[str, bytes] | None = None

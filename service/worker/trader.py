@@ -13,6 +13,7 @@ from datetime import datetime
 import numpy as np
 import structlog
 
+from gpu_backend.device_client import device_turn
 from regime_model.backend import Backend
 from regime_model.update import RegimeEstimate, refresh
 from service.broker.base import Broker
@@ -173,7 +174,7 @@ class Trader:
         ready = [s for s in batch if instruments[s].returns.size >= self.spec.window]
         self.warmup.note(self.model_state, batch)
         ready = self._hand_off_cold(ready, seq)
-        with timer.stage("model"):
+        with timer.stage("model"), device_turn(self.backend, bar_time.timestamp()):
             estimate, info = self._refresh(ready, seq)
         with timer.stage("strategy"):
             snapshot = self.broker.snapshot()
