@@ -5,6 +5,8 @@
 # digest; account_join.py 5 54, 5 8 and 5 54 again, 12 repeats each. (In the call the
 # script's account_join steps failed on a wide carry, mended in the script; the three
 # runs were then made by hand in the same lease, one command as below.)
+# `two`: the shared device ([model] shared_device, `bench round --shared-device`): the
+# trial round with it and without, alternated twice; verify-gpu --quick.
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np.
 set -u
 ROOT=$(pwd)
@@ -12,7 +14,14 @@ SESSION=twentyfifth
 TAG=twentyfifth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 
-case ${1:?one} in
+shared_round() {  # shared_round NAME: the trial round with the shared device
+    # shellcheck disable=SC2086 # TRIAL is a list of flags
+    step "round-$1" 330 python3 -m service.cli bench round $TRIAL --backend wgpu --bars 12 \
+        --pace-s 3 --lead-s 25 --shared-device --out "$OUT/round-h200-wgpu-$1-$TAG.json"
+    grep -E "warm round|cold round" "$LOGS/round-$1.log" | sed "s/^/$1: /" >>"$OUT/summary.txt"
+}
+
+case ${1:?one or two} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -21,5 +30,15 @@ one)
             >>"$OUT/account-join-$(echo "$shape" | tr ' ' x)-h200-$TAG.jsonl"
     done
     bundle one
+    ;;
+two)
+    for n in 1 2; do
+        shared_round "shared-$n"
+        bundle two
+        round "$ROOT" "own-$n" wgpu 12 3
+        bundle two
+    done
+    verify "$ROOT" two
+    bundle two
     ;;
 esac
