@@ -17,6 +17,7 @@ workers still inside that bar. Nothing here changes any run's numbers, only when
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import queue
 import threading
@@ -25,10 +26,11 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Listener
 from typing import Any, NamedTuple
 
+import numpy as np
 import structlog
 
 from regime_model.backend import Backend, UpdateBatch
-from regime_model.batch_join import run_together
+from regime_model.batch_join import joinable, split_run
 
 log = structlog.get_logger("gpu_backend.device_server")
 
@@ -51,6 +53,20 @@ class _Request(NamedTuple):
     arrived: float
 
 
+class Gathering(NamedTuple):
+    """One run of what was pending: how many batches, their lanes, whether they ran
+    joined (one device run) or one after another, the longest wait, the run's wall ms."""
+
+    batches: int
+    lanes: int
+    joined: bool
+    wait_ms: float
+    run_ms: float
+
+
+RECENT = 10_000  # gatherings kept for the figures: hours of bars
+
+
 class DeviceServer:
     """Serves `backend`'s warm runs to the workers that connect to `listener`."""
 
@@ -60,6 +76,7 @@ class DeviceServer:
         self.clients: list[_Client] = []
         self.gatherings = 0  # times the server ran what was pending (joined where it could)
         self.batches = 0  # batches served (a run serves one or more)
+        self.recent: collections.deque[Gathering] = collections.deque(maxlen=RECENT)
 
     def serve(self, listener: Listener, stop: threading.Event) -> None:
         """Until `stop`: accept workers (a thread), read them (a thread each), run here."""
@@ -138,20 +155,44 @@ class DeviceServer:
         if not requests:
             return
         started = time.monotonic()
+        batches = [r.batch for r in requests]
         replies: list[tuple[Any, str | None]]
         try:
-            results = run_together(self.backend, [r.batch for r in requests], counted="each")
+            joined = joinable(self.backend, batches)
+            if joined is None:
+                results = [self.backend.run_update(b) for b in batches]
+            else:
+                results = split_run(self.backend.run_update(joined), batches, "each")
         except Exception as error:  # told to each worker, which then runs its batch itself
             reason = f"{type(error).__name__}: {error}"
             log.error("device.run_failed", reason=reason, batches=len(requests))
             replies = [(None, reason)] * len(requests)
         else:
-            replies = [(result._replace(timings_ms={**result.timings_ms,
-                                                    "device_wait": 1e3 * (started - r.arrived)}),
-                        None) for r, result in zip(requests, results, strict=True)]  # fmt: skip
-            self.gatherings += 1
-            self.batches += len(requests)
+            waits = [1e3 * (started - r.arrived) for r in requests]
+            replies = [(result._replace(timings_ms={**result.timings_ms, "device_wait": wait}),
+                        None) for wait, result in zip(waits, results, strict=True)]  # fmt: skip
+            self.record(Gathering(len(batches), sum(len(b.y) for b in batches), joined is not None,
+                                  max(waits), 1e3 * (time.monotonic() - started)))  # fmt: skip
         for request, (result, failed) in zip(requests, replies, strict=True):
             # a worker gone meanwhile: its reader thread reports the leave
             with contextlib.suppress(OSError, ValueError):
                 request.client.conn.send(("result", request.ident, result, failed))
+
+    def record(self, gathering: Gathering) -> None:
+        self.gatherings += 1
+        self.batches += gathering.batches
+        self.recent.append(gathering)
+        log.debug("device.gathered", **gathering._asdict())
+
+    def figures(self) -> dict[str, float | int]:
+        """The recent gatherings' figures, for `device.stopped`: how many ran joined, their
+        lanes, the longest wait of each for its bar's others, and the run's wall time."""
+        recent = list(self.recent)
+        out: dict[str, float | int] = {"gatherings": self.gatherings, "batches": self.batches,
+                                       "joined": sum(g.joined for g in recent)}  # fmt: skip
+        for name in ("batches", "lanes", "wait_ms", "run_ms"):
+            values = np.array([getattr(g, name) for g in recent], dtype=np.float64)
+            if len(values):
+                out[f"{name}_p50"] = round(float(np.percentile(values, 50)), 3)
+                out[f"{name}_max"] = round(float(values.max()), 3)
+        return out

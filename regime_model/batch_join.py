@@ -104,19 +104,34 @@ def schedule_steps(batch: UpdateBatch, iterations: IntArray) -> tuple[IntArray, 
     return steps, np.asarray(batch.schedule_rows, dtype=np.int64)
 
 
+def joinable(backend: Backend, batches: Sequence[UpdateBatch]) -> UpdateBatch | None:
+    """The join of `batches` where `backend` runs it as one device run (`runs_on_device`),
+    else None: run them one after another."""
+    runs_on_device = getattr(backend, "runs_on_device", None)
+    if len(batches) < 2 or runs_on_device is None:
+        return None
+    joined = join(batches)
+    return joined if joined is not None and runs_on_device(joined) else None
+
+
 def run_together(
     backend: Backend, batches: Sequence[UpdateBatch], counted: Literal["first", "each"] = "first"
 ) -> list[SampleResult]:
     """Each batch's run: in one submission where the backend runs their join so (a
-    device, `runs_on_device`), else one after another. A joined run's gradient calls and
+    device: `joinable`), else one after another. A joined run's gradient calls and
     timings are reported with its first part, so that summing over the parts counts what
     was done either way; with `counted` "each", with every part (the batches of several
     accounts, each of which reports its own update)."""
-    runs_on_device = getattr(backend, "runs_on_device", None)
-    joined = join(batches) if len(batches) > 1 and runs_on_device is not None else None
-    if joined is None or runs_on_device is None or not runs_on_device(joined):
+    joined = joinable(backend, batches)
+    if joined is None:
         return [backend.run_update(b) for b in batches]
-    result = backend.run_update(joined)
+    return split_run(backend.run_update(joined), batches, counted)
+
+
+def split_run(
+    result: SampleResult, batches: Sequence[UpdateBatch], counted: Literal["first", "each"]
+) -> list[SampleResult]:
+    """The joined run of `batches` as each batch's run (see run_together's `counted`)."""
     ends = np.cumsum([0] + [len(b.y) for b in batches])
     parts = [lanes_of(result, int(lo), int(hi)) for lo, hi in pairwise(ends)]
     if counted == "each":  # lanes_of keeps the joined run's calls (its longest schedule's)

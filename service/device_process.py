@@ -41,7 +41,7 @@ def device_main(address: str, authkey: bytes, level: str, log_format: str) -> No
         server.serve(listener, stop)
     finally:
         listener.close()
-        log.info("device.stopped", gatherings=server.gatherings, batches=server.batches)
+        log.info("device.stopped", **server.figures())
 
 
 def _watch_parent(parent: int, stop: threading.Event) -> None:

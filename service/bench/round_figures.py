@@ -126,6 +126,11 @@ def _model_parts(updates: list[dict[str, Any]]) -> dict[str, dict[str, float] | 
             for k in parts}
 
 
+def _figures_of(event: Event) -> dict[str, Any]:
+    return {k: v for k, v in event.items()
+            if k not in ("event", "level", "timestamp", "pid", "role", "logger")}  # fmt: skip
+
+
 def figures(run: RoundRun) -> dict[str, Any]:
     """round_ms, stages_ms, device traffic, and what ran it."""
     listed = rounds(run)
@@ -156,6 +161,9 @@ def figures(run: RoundRun) -> dict[str, Any]:
                    "skipped": listed[-1]["bar"] + 1 - len(listed)},  # no account took them
         "wake_ms": _stats([r["wake_ms"] for r in listed if r["kind"] == "warm"], ("p50", "max")),
         "updates": len(updates),
+        # the shared device's own figures (`device.stopped`), where the run had one
+        "device_process": next((_figures_of(e) for e in run.events
+                                if e.get("event") == "device.stopped"), None),
         "release": RELEASE,
         "round_list": listed,
     }
