@@ -7,6 +7,10 @@
 # runs were then made by hand in the same lease, one command as below.)
 # `two`: the shared device ([model] shared_device, `bench round --shared-device`): the
 # trial round with it and without, alternated twice; verify-gpu --quick.
+# `three`: why the shared round was slower: the trial round with the shared device once
+# more (its JSON now has the device process's figures: lanes, joined, run ms), and
+# account_join.py at 5, 6, 8 and 10 accounts of 54 (does a joined run's time step with
+# its lanes, as a second wave of workgroups would?).
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np.
 set -u
 ROOT=$(pwd)
@@ -21,7 +25,7 @@ shared_round() {  # shared_round NAME: the trial round with the shared device
     grep -E "warm round|cold round" "$LOGS/round-$1.log" | sed "s/^/$1: /" >>"$OUT/summary.txt"
 }
 
-case ${1:?one or two} in
+case ${1:?one, two or three} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -40,5 +44,14 @@ two)
     done
     verify "$ROOT" two
     bundle two
+    ;;
+three)
+    shared_round shared-3
+    bundle three
+    for count in 5 6 8 10; do
+        python3 docs/bench-results/account_join.py "$count" 54 12 2>/dev/null | grep '^{' \
+            >>"$OUT/account-join-${count}x54-three-h200-$TAG.jsonl"
+    done
+    bundle three
     ;;
 esac
