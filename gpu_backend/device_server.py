@@ -8,11 +8,14 @@ alone) take 11-16 ms for all five (docs/benchmarks.md, twenty-fifth session). Th
 holds the one device; workers send it their warm batches (device_client.py) and it runs
 what arrives together as one.
 
-Gathering. A request names its bar (the update's bar time). When one arrives the server
-waits, at most `gather_s` past the first, for the others that have not ended that bar's
-update (a worker says so after each update), then runs every pending batch at once; a
-worker's later blocks of the same update (its run-on) are gathered the same way with the
-workers still inside that bar. Nothing here changes any run's numbers, only when it runs.
+Gathering. A request names its bar (the update's bar time). When a worker's first batch
+of a bar arrives the server waits, at most `gather_s` past it, for the other workers that
+have neither sent a batch of that bar nor ended its update (a worker says so after each
+update), then runs every pending batch at once. A worker's later blocks of the same
+update (its run-on) wait for nobody: they run at once, joined with whatever is pending
+then (waiting for run-ons that may not come cost the H200's trial round a median 7.5 ms
+per block: docs/benchmarks.md, twenty-fifth session). Nothing here changes any run's
+numbers, only when it runs.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class _Client:
     conn: Connection
     account: str
     ended: float = float("-inf")  # the last bar whose update the worker ended
+    sent: float = float("-inf")  # the last bar of which the worker sent a batch
     pending: list[_Request] = field(default_factory=list)
 
 
@@ -51,14 +55,17 @@ class _Request(NamedTuple):
     bar: float | None  # the update's bar time (epoch seconds); None: do not wait
     batch: UpdateBatch
     arrived: float
+    first: bool  # the worker's first batch of this bar
 
 
 class Gathering(NamedTuple):
-    """One run of what was pending: how many batches, their lanes, whether they ran
-    joined (one device run) or one after another, the longest wait, the run's wall ms."""
+    """One run of what was pending: how many batches, their lanes, whether it holds a
+    worker's first batch of a bar, whether they ran joined (one device run) or one after
+    another, the longest wait, the run's wall ms."""
 
     batches: int
     lanes: int
+    first: bool  # it holds a worker's first batch of its bar (else only later blocks)
     joined: bool
     wait_ms: float
     run_ms: float
@@ -129,18 +136,21 @@ class DeviceServer:
             client.ended = max(client.ended, float(body[0]))
         elif kind == "run":
             ident, bar, batch = body
-            client.pending.append(_Request(client, ident, bar, batch, time.monotonic()))
+            first = bar is not None and float(bar) > client.sent
+            if bar is not None:
+                client.sent = max(client.sent, float(bar))
+            client.pending.append(_Request(client, ident, bar, batch, time.monotonic(), first))
 
     def _expected(self, bar: float) -> bool:
-        """Whether a connected worker may still send a batch of `bar`'s update."""
-        return any(not c.pending and c.ended < bar for c in self.clients)
+        """Whether a connected worker may still send its first batch of `bar`'s update."""
+        return any(not c.pending and c.ended < bar and c.sent < bar for c in self.clients)
 
     def _gather_and_run(self) -> None:
         pending = [r for c in self.clients for r in c.pending]
         if not pending:
             return
-        bars = [r.bar for r in pending if r.bar is not None]
-        if len(bars) == len(pending):  # every request waits for its bar's others
+        bars = [r.bar for r in pending if r.bar is not None and r.first]
+        if bars:  # a first batch of a bar waits for the others' first batches
             deadline = min(r.arrived for r in pending) + self.gather_s
             while self._expected(max(bars)) and (left := deadline - time.monotonic()) > 0:
                 try:
@@ -171,8 +181,9 @@ class DeviceServer:
             waits = [1e3 * (started - r.arrived) for r in requests]
             replies = [(result._replace(timings_ms={**result.timings_ms, "device_wait": wait}),
                         None) for wait, result in zip(waits, results, strict=True)]  # fmt: skip
-            self.record(Gathering(len(batches), sum(len(b.y) for b in batches), joined is not None,
-                                  max(waits), 1e3 * (time.monotonic() - started)))  # fmt: skip
+            self.record(Gathering(len(batches), sum(len(b.y) for b in batches),
+                                  any(r.first for r in requests), joined is not None, max(waits),
+                                  1e3 * (time.monotonic() - started)))  # fmt: skip
         for request, (result, failed) in zip(requests, replies, strict=True):
             # a worker gone meanwhile: its reader thread reports the leave
             with contextlib.suppress(OSError, ValueError):
@@ -185,14 +196,17 @@ class DeviceServer:
         log.debug("device.gathered", **gathering._asdict())
 
     def figures(self) -> dict[str, float | int]:
-        """The recent gatherings' figures, for `device.stopped`: how many ran joined, their
-        lanes, the longest wait of each for its bar's others, and the run's wall time."""
+        """The recent gatherings' figures, for `device.stopped`: how many ran joined, and
+        for those with a worker's first batch of a bar (`first_`) and the rest (`later_`)
+        their batches, lanes, longest wait for the bar's others and the run's wall ms."""
         recent = list(self.recent)
         out: dict[str, float | int] = {"gatherings": self.gatherings, "batches": self.batches,
                                        "joined": sum(g.joined for g in recent)}  # fmt: skip
-        for name in ("batches", "lanes", "wait_ms", "run_ms"):
-            values = np.array([getattr(g, name) for g in recent], dtype=np.float64)
-            if len(values):
-                out[f"{name}_p50"] = round(float(np.percentile(values, 50)), 3)
-                out[f"{name}_max"] = round(float(values.max()), 3)
+        for kind, first in (("first", True), ("later", False)):
+            these = [g for g in recent if g.first == first]
+            for name in ("batches", "lanes", "wait_ms", "run_ms"):
+                values = np.array([getattr(g, name) for g in these], dtype=np.float64)
+                if len(values):
+                    out[f"{kind}_{name}_p50"] = round(float(np.percentile(values, 50)), 3)
+                    out[f"{kind}_{name}_max"] = round(float(values.max()), 3)
         return out

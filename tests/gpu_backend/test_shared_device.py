@@ -24,7 +24,7 @@ from gpu_backend.wgpu_backend import WgpuBackend
 from gpu_backend.wgpu_device import Device
 from regime_model.backend import Backend, UpdateBatch
 from regime_model.sampler import SampleResult
-from regime_model.update import ModelSpec, refresh
+from regime_model.update import ModelSpec, build_batch, refresh
 
 SPEC = ModelSpec(window=32, warmup_cold=60, warmup_warm=3, draws=6, extend_max=0)
 BAR = 1_764_806_400.0  # the bar both updates are of (epoch seconds)
@@ -40,6 +40,11 @@ class Account:
         self.keys, self.seed, self.seq = np.arange(n) + 50 * a, 3 + a, 4
         _, self.carries, _ = refresh(self.returns[:, :-1], [None] * n, self.keys, self.seq - 1,
                                      self.seed, SPEC, NumpyBackend(), diagnose="none")  # fmt: skip
+
+    def batch(self) -> UpdateBatch:
+        """The warm update's one batch (extend_max 0: no run-on)."""
+        return build_batch(self.returns[:, 1:], self.carries, self.keys, self.seq, self.seed,
+                           SPEC)[0]  # fmt: skip
 
     def update(self, backend: Backend) -> Any:
         return refresh(self.returns[:, 1:], self.carries, self.keys, self.seq, self.seed, SPEC,
@@ -118,6 +123,36 @@ def test_a_worker_that_ended_the_bar_is_not_waited_for(gpu_device: Device, serve
     runner.start()
     runner.join(DEADLINE_S)  # the server's gathering would wait ten times longer
     assert got and late.served_runs == 1 and server.gatherings == 1
+
+
+def test_a_later_block_of_a_bar_waits_for_nobody(gpu_device: Device, serve: Any) -> None:
+    """A run-on block is a worker's second batch of the bar: the others, still inside the
+    bar but past their first batch, may send none; it runs at once."""
+    server, address, authkey = serve(WgpuBackend(gpu_device))
+    first, second = (SharedDeviceBackend(WgpuBackend(gpu_device), address, authkey, name)
+                     for name in ("first", "second"))  # fmt: skip
+    assert first.connect() and second.connect()
+    batches = [Account(0).batch(), Account(1).batch()]
+    sent, release = threading.Event(), threading.Event()
+
+    def other_worker() -> None:  # sends its first batch, then stays inside the bar
+        with second.update_turn(BAR):
+            second.run_update(batches[1])
+            sent.set()
+            release.wait(DEADLINE_S)
+
+    other = threading.Thread(target=other_worker)
+    other.start()
+    with first.update_turn(BAR):
+        first.run_update(batches[0])  # gathered with the other's first batch
+        assert sent.wait(DEADLINE_S)
+        first.run_update(batches[0])  # a second block of the bar: waited for, it would
+    release.set()  # time out (600 s gathering, 30 s timeout) and run on this worker
+    other.join(DEADLINE_S)
+    assert (first.served_runs, first.own_runs) == (2, 0)
+    assert (server.gatherings, server.batches) == (2, 3)
+    figures = server.figures()
+    assert figures["first_batches_max"] == 2 and figures["later_batches_max"] == 1
 
 
 def _turn(client: SharedDeviceBackend, account: Account) -> Any:
