@@ -11,6 +11,8 @@
 # more (its JSON now has the device process's figures: lanes, joined, run ms), and
 # account_join.py at 5, 6, 8 and 10 accounts of 54 (does a joined run's time step with
 # its lanes, as a second wave of workgroups would?).
+# `four`: only a worker's first batch of a bar waits (2d626b3):
+# the shared round twice around the round without it.
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np.
 set -u
 ROOT=$(pwd)
@@ -25,7 +27,7 @@ shared_round() {  # shared_round NAME: the trial round with the shared device
     grep -E "warm round|cold round" "$LOGS/round-$1.log" | sed "s/^/$1: /" >>"$OUT/summary.txt"
 }
 
-case ${1:?one, two or three} in
+case ${1:?one, two, three or four} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -53,5 +55,13 @@ three)
             >>"$OUT/account-join-${count}x54-three-h200-$TAG.jsonl"
     done
     bundle three
+    ;;
+four)
+    shared_round shared-4a
+    bundle four
+    round "$ROOT" own-4 wgpu 12 3
+    bundle four
+    shared_round shared-4b
+    bundle four
     ;;
 esac
