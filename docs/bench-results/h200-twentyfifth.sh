@@ -13,6 +13,8 @@
 # its lanes, as a second wave of workgroups would?).
 # `four`: only a worker's first batch of a bar waits (2d626b3):
 # the shared round twice around the round without it.
+# `five`: where accounts under-fill the GPU: 5 accounts of 8 instruments (40 in all),
+# with the shared device and without, alternated.
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np.
 set -u
 ROOT=$(pwd)
@@ -27,7 +29,15 @@ shared_round() {  # shared_round NAME: the trial round with the shared device
     grep -E "warm round|cold round" "$LOGS/round-$1.log" | sed "s/^/$1: /" >>"$OUT/summary.txt"
 }
 
-case ${1:?one, two, three or four} in
+small_round() {  # small_round NAME [--shared-device]: 5 accounts of 8 instruments
+    step "round-$1" 330 python3 -m service.cli bench round --accounts 5 --instruments 40 \
+        --chains 4 --window 256 --states 2 --backend wgpu --bars 12 --pace-s 3 --lead-s 25 \
+        ${2:-} --out "$OUT/round-h200-wgpu-small-$1-$TAG.json"
+    grep -E "warm round|cold round" "$LOGS/round-$1.log" | sed "s/^/small $1: /" \
+        >>"$OUT/summary.txt"
+}
+
+case ${1:?one, two, three, four or five} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -63,5 +73,12 @@ four)
     bundle four
     shared_round shared-4b
     bundle four
+    ;;
+five)
+    for n in 1 2; do
+        small_round "shared-$n" --shared-device
+        small_round "own-$n"
+        bundle five
+    done
     ;;
 esac
