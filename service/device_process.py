@@ -8,12 +8,14 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 from multiprocessing.connection import Listener
 from pathlib import Path
 
 import structlog
 
+from service.exit_codes import EX_UNAVAILABLE
 from service.logs import configure_logging
 
 log = structlog.get_logger("service.device_process")
@@ -28,8 +30,15 @@ def device_main(address: str, authkey: bytes, level: str, log_format: str) -> No
     threading.Thread(target=_watch_parent, args=(os.getppid(), stop), daemon=True).start()
     from gpu_backend.device_server import DeviceServer  # noqa: PLC0415 - after logging
     from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415 - imports wgpu
+    from gpu_backend.wgpu_device import GpuUnavailableError  # noqa: PLC0415
 
-    backend = WgpuBackend()
+    try:
+        backend = WgpuBackend()
+    except GpuUnavailableError as error:  # no GPU here: restarting cannot help
+        log.error("device.unavailable", reason=str(error), exit_code=EX_UNAVAILABLE,
+                  next="the workers run their batches on their own backends; set "
+                       "[model] shared_device = false on a host without a GPU")  # fmt: skip
+        sys.exit(EX_UNAVAILABLE)
     with contextlib.suppress(FileNotFoundError):
         Path(address).unlink()  # a socket left by a process killed before it closed it
     listener = Listener(address, family="AF_UNIX", authkey=authkey)

@@ -1,7 +1,8 @@
 """The shared device's process, from the supervisor's side: started before the workers
 where `[model] shared_device` is on (and the backend may be a GPU's), restarted with a
-backoff when it dies, stopped last. Workers reach it at `address` with `authkey` (in their
-WorkerSpec); while it is away they run their batches on their own devices."""
+backoff when it dies (not when it found no GPU: exit 69), stopped last. Workers reach it
+at `address` with `authkey` (in their WorkerSpec); while it is away they run their
+batches on their own devices."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import structlog
 
 from service.config_loader import LoadedConfig
 from service.device_process import device_main
+from service.exit_codes import EX_UNAVAILABLE
 from service.supervisor.worker_handle import SPAWN
 from service.supervisor.worker_start import child_environment
 
@@ -71,6 +73,9 @@ class SharedDevice:
         if process.is_alive():
             if now - self.started_at > MOST_BACKOFF_S:
                 self.backoff_s = FIRST_BACKOFF_S
+            return
+        if process.exitcode == EX_UNAVAILABLE:  # no GPU: said by the process, not retried
+            self.process = None
             return
         if self.restart_at is None:
             self.restart_at = now + self.backoff_s
