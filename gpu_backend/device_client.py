@@ -84,9 +84,10 @@ class SharedDeviceBackend:
     # -- warm runs on the shared device -------------------------------------------------
 
     def runs_on_device(self, batch: UpdateBatch) -> bool:
-        """Whether `run_update` runs the batch in one device run: the server's or ours."""
+        """Whether `run_update` runs the batch in one device run: as the worker's own
+        device would, so that a batch the server does not take runs the same way here."""
         own = getattr(self.local, "runs_on_device", None)
-        return served(batch) or (own is not None and bool(own(batch)))
+        return own is not None and bool(own(batch))
 
     @contextlib.contextmanager
     def update_turn(self, bar: float) -> Iterator[None]:

@@ -103,6 +103,7 @@ class DeviceServer:
             except Exception as error:  # a bad key or a peer gone: on to the next one
                 if not stop.is_set():
                     log.warning("device.refused", reason=f"{type(error).__name__}: {error}")
+                    stop.wait(0.1)  # not a busy loop where accepting fails for a while
                 continue
             threading.Thread(target=self._read, args=(conn,), daemon=True,
                              name="device-client").start()  # fmt: skip
