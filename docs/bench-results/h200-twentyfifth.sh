@@ -15,6 +15,9 @@
 # the shared round twice around the round without it.
 # `five`: where accounts under-fill the GPU: 5 accounts of 8 instruments (40 in all),
 # with the shared device and without, alternated.
+# `six`: what the wide lanes cost the trial round: the round at `[model] extension_chains`
+# 16 (x16: a `git archive` tree of ef5c31e with that one default changed; carried as
+# scratch/trees/x16) and at the daemon's 32, own device each.
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np.
 set -u
 ROOT=$(pwd)
@@ -37,7 +40,7 @@ small_round() {  # small_round NAME [--shared-device]: 5 accounts of 8 instrumen
         >>"$OUT/summary.txt"
 }
 
-case ${1:?one, two, three, four or five} in
+case ${1:?one, two, three, four, five or six} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -80,5 +83,11 @@ five)
         small_round "own-$n"
         bundle five
     done
+    ;;
+six)
+    round scratch/trees/x16 x16 wgpu 12 3
+    bundle six
+    round "$ROOT" x32 wgpu 12 3
+    bundle six
     ;;
 esac
