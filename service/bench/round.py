@@ -237,4 +237,10 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     host = result["host"]
     lines.append(f"host: {host['cpu_s']} CPU s in all, {host['cpu_s_per_account_update']} per "
                  f"account-update; largest process {host['peak_rss_mb']} MB resident")
+    device = result.get("device_process")
+    if device:  # --shared-device: the device process's first gatherings of each bar
+        lines.append(f"shared device: {device.get('gatherings')} gatherings, {device.get('joined')}"
+                     f" joined; a bar's first: lanes p50 {device.get('first_lanes_p50')}, run ms "
+                     f"p50 {device.get('first_run_ms_p50')}, wait ms p50 "
+                     f"{device.get('first_wait_ms_p50')}")
     return lines

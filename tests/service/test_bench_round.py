@@ -102,16 +102,18 @@ def test_instruments_are_shared_out_evenly(count: int, accounts: int) -> None:
     assert [s for r in runs for s in r] == round_bench.symbols(count)
 
 
-@pytest.mark.parametrize("shift_moves", [True, False])
+@pytest.mark.parametrize(("shift_moves", "shared"), [(True, False), (False, True)])
 def test_the_settings_it_runs_are_valid_and_carry_the_shape(
-    tmp_path: Path, shift_moves: bool
+    tmp_path: Path, shift_moves: bool, shared: bool
 ) -> None:
-    """--shift-moves off measures the daemon without the level-shift move."""
-    shape = round_bench.RoundShape(accounts=2, instruments=3, chains=6, shift_moves=shift_moves)
+    """--shift-moves off measures the daemon without the level-shift move; --shared-device
+    with one device process for every account."""
+    shape = round_bench.RoundShape(accounts=2, instruments=3, chains=6, shift_moves=shift_moves,
+                                   shared_device=shared)  # fmt: skip
     (tmp_path / "instruments.toml").write_text(round_bench.instruments_text(shape))
     (tmp_path / "config.toml").write_text(round_bench.settings_text(shape))
     model = load_config(tmp_path / "config.toml").settings.model
-    assert (model.chains, model.shift_moves) == (6, shift_moves)
+    assert (model.chains, model.shift_moves, model.shared_device) == (6, shift_moves, shared)
 
 
 # -- the reduction, on events written out by hand ------------------------------------------
