@@ -19,6 +19,7 @@ from typing import Any
 
 import structlog
 
+from gpu_backend.device_traffic import NO_TRAFFIC, Traffic
 from regime_model.backend import Backend, UpdateBatch
 from regime_model.sampler import SampleResult
 from regime_model.types import FloatArray, IntArray, PredictiveBatch, Priors, Trajectory
@@ -48,6 +49,7 @@ class SharedDeviceBackend:
         self._bar: float | None = None
         self._told_unreachable = False
         self.served_runs = 0  # warm runs the server made for this worker
+        self._shared = NO_TRAFFIC  # this worker's share of the server's device traffic
         self.own_runs = 0  # warm runs this worker made itself (server away or failing)
 
     # -- the Backend protocol: the worker's own numerics --------------------------------
@@ -123,7 +125,7 @@ class SharedDeviceBackend:
         conn.send(("run", self._ident, self._bar, batch))
         if not conn.poll(self.timeout_s):
             raise TimeoutError(f"no answer from the shared device in {self.timeout_s:g} s")
-        _, ident, result, error = conn.recv()
+        _, ident, result, error, traffic = conn.recv()
         if ident != self._ident:
             raise OSError(f"answer {ident} to request {self._ident}: the stream is out of step")
         if error is not None:
@@ -131,7 +133,15 @@ class SharedDeviceBackend:
                         next="this worker runs the batch on its own device")  # fmt: skip
             return None
         assert isinstance(result, SampleResult)
+        self._shared = Traffic(*(a + b for a, b in zip(self._shared, traffic, strict=True)))
         return result
+
+    def take_shared_traffic(self) -> Traffic:
+        """The server's device traffic for this worker's served runs since the last take:
+        each run's submissions (shared with the workers it was joined with) and its share
+        of the bytes uploaded, by lanes (backend_traffic.take_traffic adds it)."""
+        taken, self._shared = self._shared, NO_TRAFFIC
+        return taken
 
     def connect(self) -> bool:
         """Reach the server now (else at the first warm run); whether it answered."""

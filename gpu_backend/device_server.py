@@ -32,6 +32,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import structlog
 
+from gpu_backend.backend_traffic import take_traffic
+from gpu_backend.device_traffic import Traffic
 from regime_model.backend import Backend, UpdateBatch
 from regime_model.batch_join import joinable, split_run
 
@@ -167,6 +169,7 @@ class DeviceServer:
             return
         started = time.monotonic()
         batches = [r.batch for r in requests]
+        take_traffic(self.backend)  # what came before is not this run's
         replies: list[tuple[Any, str | None]]
         try:
             joined = joinable(self.backend, batches)
@@ -185,10 +188,14 @@ class DeviceServer:
             self.record(Gathering(len(batches), sum(len(b.y) for b in batches),
                                   any(r.first for r in requests), joined is not None, max(waits),
                                   1e3 * (time.monotonic() - started)))  # fmt: skip
+        traffic, lanes = take_traffic(self.backend), sum(len(b.y) for b in batches)
         for request, (result, failed) in zip(requests, replies, strict=True):
+            # each its run's submissions and its lanes' share of the bytes uploaded
+            share = Traffic(traffic.submissions,
+                            round(traffic.upload_bytes * len(request.batch.y) / max(lanes, 1)))
             # a worker gone meanwhile: its reader thread reports the leave
             with contextlib.suppress(OSError, ValueError):
-                request.client.conn.send(("result", request.ident, result, failed))
+                request.client.conn.send(("result", request.ident, result, failed, share))
 
     def record(self, gathering: Gathering) -> None:
         self.gatherings += 1

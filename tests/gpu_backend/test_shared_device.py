@@ -106,6 +106,11 @@ def test_two_workers_warm_updates_of_a_bar_run_as_one_and_each_is_its_own_update
     # the first to arrive waited for the other (connected, its bar not ended): one run
     assert (server.gatherings, server.batches) == (1, 2)
     assert [c.served_runs for c in clients] == [1, 1] and [c.own_runs for c in clients] == [0, 0]
+    # each update's device traffic is its run's: one submission, bytes by its lanes (8, 12)
+    shares = [client.take_shared_traffic() for client in clients]
+    assert [share.submissions for share in shares] == [1, 1]
+    assert shares[0].upload_bytes > 0
+    assert shares[0].upload_bytes / shares[1].upload_bytes == pytest.approx(8 / 12, rel=1e-3)
     for account, result in zip(accounts, got, strict=True):
         assert "device_wait" in result[2].timings_ms
         _same_update(result, account.update(WgpuBackend(gpu_device)))

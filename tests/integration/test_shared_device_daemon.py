@@ -34,7 +34,9 @@ def test_warm_updates_run_on_the_shared_device_which_is_restarted_when_it_dies(
     daemon = run_daemon("run", "--config", str(fast_config), "--state-dir", str(tmp_path / "s"))
     first = daemon.wait_for(lambda e: e.get("event") == "device.started", DEADLINE_S)
     for account in ("alpha", "beta"):
-        daemon.wait_for(lambda e, a=account: _served(e, a), DEADLINE_S)
+        served = daemon.wait_for(lambda e, a=account: _served(e, a), DEADLINE_S)
+        # its device traffic is the device process's run: a submission, the bytes it sent
+        assert served["device"]["submissions"] >= 1 and served["device"]["upload_bytes"] > 0
     assert {e["account"] for e in daemon.named("device.shared_connected")} == {"alpha", "beta"}
 
     os.kill(first["pid"], signal.SIGKILL)
