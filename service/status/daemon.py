@@ -90,6 +90,7 @@ def _shape(
         "config_hash": doc.get("config_hash"),
         "http": doc.get("http"),
         "shard": doc.get("shard"),
+        "device": doc.get("device"),
     }
 
 

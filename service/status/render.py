@@ -32,7 +32,12 @@ def _daemon(doc: dict[str, Any]) -> list[str]:
     config = f"config {doc['config_hash']}"
     if d["config_hash"] and d["config_hash"] != doc["config_hash"]:
         config += f" (the daemon's: {d['config_hash']})"
-    return [f"daemon  {said}", f"state   {doc['state_dir']}  {config}"]
+    lines = [f"daemon  {said}", f"state   {doc['state_dir']}  {config}"]
+    device = d.get("device")
+    if device and device.get("state") != "off":  # [model] shared_device
+        pid = f", pid {device['pid']}" if device.get("pid") else ""
+        lines.append(f"device  {device['state']}{pid}, started {device.get('starts')} times")
+    return lines
 
 
 def _account(a: dict[str, Any]) -> list[str]:

@@ -36,6 +36,7 @@ class SharedDevice:
         self.backoff_s = FIRST_BACKOFF_S
         self.starts = 0
         self.started_at = 0.0
+        self.unavailable = False  # the process found no GPU (exit 69): not restarted
         self._folder: Path | None = None
         self.authkey = os.urandom(32)
 
@@ -75,7 +76,7 @@ class SharedDevice:
                 self.backoff_s = FIRST_BACKOFF_S
             return
         if process.exitcode == EX_UNAVAILABLE:  # no GPU: said by the process, not retried
-            self.process = None
+            self.process, self.unavailable = None, True
             return
         if self.restart_at is None:
             self.restart_at = now + self.backoff_s
@@ -85,6 +86,21 @@ class SharedDevice:
             self.backoff_s = min(MOST_BACKOFF_S, 2 * self.backoff_s)
         elif now >= self.restart_at:
             self.start()
+
+    def state(self) -> dict[str, object]:
+        """For `status` (the runtime file): off, running, restarting, unavailable (no
+        GPU), or stopped; its pid and how many times it was started."""
+        process = self.process
+        if not self.enabled:
+            state = "off"
+        elif self.unavailable:
+            state = "unavailable"
+        elif process is not None and process.is_alive():
+            state = "running"
+        else:
+            state = "restarting" if self.restart_at is not None else "stopped"
+        pid = process.pid if process is not None and state == "running" else None
+        return {"state": state, "pid": pid, "starts": self.starts}
 
     def stop(self) -> None:
         process = self.process

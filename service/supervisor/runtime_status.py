@@ -10,7 +10,7 @@ running daemon from a stopped one by the heartbeat's age, without asking it anyt
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,6 +64,8 @@ class RuntimeStatus:
         self.paused: set[str] = set()  # accounts the operator paused (service.control)
         self.stopping = False
         self._next_write = 0.0
+        # the shared device process's state (supervisor/device_handle.py), where there is one
+        self.device: Callable[[], dict[str, Any]] | None = None
 
     def on_event(self, event: dict[str, Any]) -> None:
         account = event.get("account")
@@ -92,6 +94,7 @@ class RuntimeStatus:
             "http": self.http,
             "shard": self.shard,
             "stopping": self.stopping,
+            "device": self.device() if self.device is not None else None,
             "accounts": {w.account: self._account(w) for w in workers},
         }
 

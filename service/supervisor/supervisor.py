@@ -64,6 +64,7 @@ class Supervisor:
         self.stop_after = stop_after
         self.workers: dict[str, WorkerHandle] = {}
         self.runtime = RuntimeStatus(state_dir, config.config_hash, shard=config.settings.shard)
+        self.runtime.device = self.device.state
         self.events = EventHub([self.runtime])
         self.http = http_endpoint(lambda: self.config, state_dir, self.runtime, self.workers,
                                   self.events)

@@ -4,8 +4,11 @@ devices until the supervisor has started it again and they are back on it."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,6 +52,13 @@ def test_warm_updates_run_on_the_shared_device_which_is_restarted_when_it_dies(
     account = lost["account"]
     last = max(e["seq"] for e in daemon.named("update.completed", account=account))
     daemon.wait_for(lambda e: _served(e, account, after=last), DEADLINE_S)
+    status = subprocess.run(
+        [sys.executable, "-m", "service.cli", "status", "--json", "--config", str(fast_config),
+         "--state-dir", str(tmp_path / "s")],
+        capture_output=True, check=True, timeout=DEADLINE_S, text=True,
+    )  # fmt: skip
+    device = json.loads(status.stdout)["daemon"]["device"]
+    assert device["state"] == "running" and device["starts"] == 2
 
     daemon.signal(signal.SIGTERM)
     assert daemon.wait_exit(DEADLINE_S) == 0, daemon.report("bad exit")

@@ -41,6 +41,7 @@ def test_off_by_default_and_with_numpy(tmp_path: Path) -> None:
         assert device.endpoint is None
         device.start()
         assert device.process is None
+        assert device.state() == {"state": "off", "pid": None, "starts": 0}
 
 
 @pytest.mark.parametrize(("code", "restarted"), [(1, True), (EX_UNAVAILABLE, False)])
@@ -55,7 +56,9 @@ def test_a_dead_device_process_is_restarted_unless_it_found_no_gpu(
     device.poll(now, stopping=False)
     if not restarted:
         assert device.process is None and device.restart_at is None
+        assert device.state()["state"] == "unavailable"
         return
+    assert device.state() == {"state": "restarting", "pid": None, "starts": 0}
     assert device.restart_at == pytest.approx(now + FIRST_BACKOFF_S)
     device.poll(now + FIRST_BACKOFF_S / 2, stopping=False)
     assert device.starts == 0  # its backoff has not passed
@@ -63,6 +66,8 @@ def test_a_dead_device_process_is_restarted_unless_it_found_no_gpu(
     try:
         assert device.starts == 1 and device.process is not None and device.process.is_alive()
         assert device.backoff_s == 2 * FIRST_BACKOFF_S  # the next death waits longer
+        assert device.state() == {"state": "running", "pid": device.process.pid, "starts": 1}
     finally:
         device.stop()
+    assert device.state()["state"] == "stopped"
     assert not device.process.is_alive() and not Path(endpoint[0]).parent.exists()

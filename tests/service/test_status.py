@@ -427,6 +427,19 @@ def test_the_runtime_keeps_the_workers_own_error_beside_the_supervisors_answer(
 # -- output ----------------------------------------------------------------------------------
 
 
+def test_a_shared_device_process_has_its_line_under_the_daemon(
+    state: Path, config: LoadedConfig, held: None
+) -> None:
+    now = datetime.now(UTC)
+    device = {"state": "running", "pid": 4321, "starts": 2}
+    write_runtime(state, {**runtime(os.getpid(), now, {"alpha": worker()}), "device": device})
+    doc = status_document(config, state, now)
+    assert doc["daemon"]["device"] == device
+    assert render_text(doc).splitlines()[2] == "device  running, pid 4321, started 2 times"
+    write_runtime(state, runtime(os.getpid(), now, {"alpha": worker()}))  # an older daemon's
+    assert status_document(config, state, now)["daemon"]["device"] is None
+
+
 def test_the_text_is_one_aligned_block_per_account(
     state: Path, config: LoadedConfig, held: None
 ) -> None:
