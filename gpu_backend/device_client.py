@@ -20,6 +20,7 @@ from typing import Any
 import structlog
 
 from gpu_backend.device_traffic import NO_TRAFFIC, Traffic
+from gpu_backend.result_transfer import expand
 from regime_model.backend import Backend, UpdateBatch
 from regime_model.sampler import SampleResult
 from regime_model.types import FloatArray, IntArray, PredictiveBatch, Priors, Trajectory
@@ -134,7 +135,7 @@ class SharedDeviceBackend:
             return None
         assert isinstance(result, SampleResult)
         self._shared = Traffic(*(a + b for a, b in zip(self._shared, traffic, strict=True)))
-        return result
+        return expand(result)
 
     def take_shared_traffic(self) -> Traffic:
         """The server's device traffic for this worker's served runs since the last take:

@@ -34,6 +34,7 @@ import structlog
 
 from gpu_backend.backend_traffic import take_traffic
 from gpu_backend.device_traffic import Traffic
+from gpu_backend.result_transfer import compact
 from regime_model.backend import Backend, UpdateBatch
 from regime_model.batch_join import joinable, split_run
 
@@ -195,7 +196,8 @@ class DeviceServer:
                             round(traffic.upload_bytes * len(request.batch.y) / max(lanes, 1)))
             # a worker gone meanwhile: its reader thread reports the leave
             with contextlib.suppress(OSError, ValueError):
-                request.client.conn.send(("result", request.ident, result, failed, share))
+                reply = None if result is None else compact(result)  # float32 where exact
+                request.client.conn.send(("result", request.ident, reply, failed, share))
 
     def record(self, gathering: Gathering) -> None:
         self.gatherings += 1
