@@ -34,6 +34,8 @@ BROKER_FAULTS = frozenset({"broker.unreachable", "broker.auth_failed", "alpaca.r
 RELOAD_OUTCOMES = {"config.applied": "accepted", "config.rejected": "refused",
                    "config.unchanged": "unchanged"}  # fmt: skip
 WORKER_STATES = ("starting", "running", "hung", "restarting", "parked", "retired", "stopped")
+# the shared device process's states (service/supervisor/device_handle.py)
+DEVICE_STATES = ("off", "running", "restarting", "unavailable", "stopped")
 Snapshot = Callable[[], dict[str, Any]]
 
 
@@ -161,7 +163,8 @@ class RuntimeCollector(Collector):
         self.now = now
 
     def collect(self) -> Iterable[GaugeMetricFamily]:
-        accounts: dict[str, Any] = self.snapshot().get("accounts", {})
+        document = self.snapshot()
+        accounts: dict[str, Any] = document.get("accounts", {})
         yield self._checkpoint_age(accounts)
         yield self._worker_state(accounts)
         paused = GaugeMetricFamily(PREFIX + "account_paused", "1 while the operator has "
@@ -169,6 +172,17 @@ class RuntimeCollector(Collector):
         for account, info in accounts.items():
             paused.add_metric([account], 1.0 if info.get("paused") else 0.0)
         yield paused
+        device = document.get("device")
+        if isinstance(device, dict):  # [model] shared_device: the device process
+            state = GaugeMetricFamily(PREFIX + "device_state", "1 for the shared device "
+                                      "process's current state", labels=["state"])  # fmt: skip
+            for name in DEVICE_STATES:
+                state.add_metric([name], 1.0 if device.get("state") == name else 0.0)
+            yield state
+            starts = GaugeMetricFamily(PREFIX + "device_starts", "Times the supervisor "
+                                       "started the shared device process")  # fmt: skip
+            starts.add_metric([], float(device.get("starts") or 0))
+            yield starts
 
     def _checkpoint_age(self, accounts: dict[str, Any]) -> GaugeMetricFamily:
         age = GaugeMetricFamily(PREFIX + "checkpoint_age_seconds", "Seconds since the "

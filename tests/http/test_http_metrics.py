@@ -128,6 +128,18 @@ def test_checkpoint_age_worker_state_and_pause_are_read_at_scrape_time() -> None
     assert value(found, "regime_trader_account_paused", account="alpha") == 0
 
 
+def test_the_shared_device_process_state_is_read_at_scrape_time() -> None:
+    assert "regime_trader_device_state" not in samples(DaemonMetrics(snapshot, lambda: NOW))
+
+    def with_device() -> dict[str, Any]:
+        return {**snapshot(), "device": {"state": "restarting", "pid": None, "starts": 3}}
+
+    found = samples(DaemonMetrics(with_device, lambda: NOW))
+    assert value(found, "regime_trader_device_state", state="restarting") == 1
+    assert value(found, "regime_trader_device_state", state="running") == 0
+    assert value(found, "regime_trader_device_starts") == 3
+
+
 def test_metrics_live_in_a_registry_of_their_own() -> None:
     from prometheus_client import REGISTRY  # noqa: PLC0415 - the global one, to compare
 
