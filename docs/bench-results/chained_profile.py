@@ -19,7 +19,7 @@ import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before num
 import numpy as np
 
 from gpu_backend import select_backend
-from gpu_backend.bench.chained_ess import chained_ess, model_start
+from gpu_backend.bench.chained_ess import chained_runs, model_start
 from regime_model.update import ModelSpec
 from service.commands.bench import SHAPES, _synthetic_returns
 
@@ -37,7 +37,7 @@ def main() -> None:
         profile = cProfile.Profile() if path and k == repeats - 1 else None
         if profile:
             profile.enable()
-        figures = chained_ess(backend, window, carries, keys, 3, 7, spec, updates)
+        figures = chained_runs(backend, window, carries, keys, 3, 7, spec, updates).figures()
         if profile:
             profile.disable()
             out = io.StringIO()

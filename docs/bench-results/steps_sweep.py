@@ -20,7 +20,7 @@ import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before num
 import numpy as np
 
 from gpu_backend import select_backend
-from gpu_backend.bench.chained_ess import chained_ess
+from gpu_backend.bench.chained_ess import chained_runs
 from regime_model.update import ModelSpec, refresh
 from service.commands.bench import SHAPES, WINDOW, _synthetic_returns
 
@@ -37,7 +37,8 @@ def sweep(shape: str, backend_name: str, updates: int, lo: int, hi: int) -> dict
     t0 = time.perf_counter()
     estimate, carries, info = refresh(window, carries, keys, 2, 7, spec, backend, "failing")
     warm_ms = 1e3 * (time.perf_counter() - t0)
-    repeats = [chained_ess(backend, window, carries, keys, 3, 7, spec, updates) for _ in range(3)]
+    repeats = [chained_runs(backend, window, carries, keys, 3, 7, spec, updates).figures()
+               for _ in range(3)]
     return {
         "steps": [lo, hi], "shape": shape, "backend": backend.name,
         "cold_s": round(cold_s, 3), "warm_ms": round(warm_ms, 1),

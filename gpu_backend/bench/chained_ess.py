@@ -55,6 +55,20 @@ class ChainedRuns(NamedTuple):
     carries: list[InstrumentCarry]  # the last update's
     gradient_evals: int
     seconds: float  # the updates' whole wall time
+    updates: int
+
+    def figures(self) -> dict[str, Any]:
+        """`bench model`'s chained figures: each instrument's worst parameter's bulk ESS
+        over the joined draws, and the slowest instrument's ESS per second."""
+        ess = bulk_ess(self.draws).min(axis=1)  # each instrument's worst parameter
+        return {
+            "chained_updates": self.updates,
+            "chained_draws_per_chain": int(self.draws.shape[2]),
+            "chained_seconds": round(self.seconds, 3),
+            "chained_ess_bulk_min": float(ess.min()),
+            "chained_ess_bulk_median": float(np.median(ess)),
+            "chained_min_ess_per_s": round(float(ess.min()) / self.seconds, 2),
+        }
 
 
 def model_start(
@@ -97,27 +111,5 @@ def chained_runs(
         (draws,) = recording.draws  # every instrument narrow, no run-on: one run
         runs.append(draws.reshape(N, C, spec.draws, -1))
     seconds = time.perf_counter() - t0
-    return ChainedRuns(np.concatenate(runs, axis=2), estimate, list(new), evals, seconds)
-
-
-def chained_ess(
-    backend: Backend,
-    window: np.ndarray,
-    carries: Sequence[InstrumentCarry],
-    keys: np.ndarray,
-    first_seq: int,
-    seed: int,
-    spec: ModelSpec,
-    updates: int,
-) -> dict[str, Any]:
-    """`updates` warm updates of `window` [N, T] from `carries`, as the figures below."""
-    ran = chained_runs(backend, window, carries, keys, first_seq, seed, spec, updates)
-    ess = bulk_ess(ran.draws).min(axis=1)  # each instrument's worst parameter
-    return {
-        "chained_updates": updates,
-        "chained_draws_per_chain": updates * spec.draws,
-        "chained_seconds": round(ran.seconds, 3),
-        "chained_ess_bulk_min": float(ess.min()),
-        "chained_ess_bulk_median": float(np.median(ess)),
-        "chained_min_ess_per_s": round(float(ess.min()) / ran.seconds, 2),
-    }
+    return ChainedRuns(np.concatenate(runs, axis=2), estimate, list(new), evals, seconds,
+                       updates)

@@ -226,7 +226,7 @@ def run(
     import numpy as np  # noqa: PLC0415 - numpy and the model load for this command only
 
     from gpu_backend import select_backend  # noqa: PLC0415
-    from gpu_backend.bench.chained_ess import chained_ess  # noqa: PLC0415
+    from gpu_backend.bench.chained_ess import chained_runs  # noqa: PLC0415
     from regime_model.update import ModelSpec, refresh  # noqa: PLC0415
 
     N = SHAPES[shape]
@@ -249,8 +249,8 @@ def run(
                                       backend)  # fmt: skip
     warm_s = time.perf_counter() - t0
     step(3, 4)
-    chained = {} if chained_updates < 1 else chained_ess(
-        backend, returns[:, 1 : WINDOW + 1], carries, keys, 3, 7, spec, chained_updates)
+    chained = {} if chained_updates < 1 else chained_runs(
+        backend, returns[:, 1 : WINDOW + 1], carries, keys, 3, 7, spec, chained_updates).figures()
     step(4, 4)
     return {
         "shape": shape,

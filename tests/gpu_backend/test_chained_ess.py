@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpu_backend.bench.chained_ess import chained_ess
+from gpu_backend.bench.chained_ess import chained_runs
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
 from regime_model import deferred_diagnostics
@@ -29,7 +29,7 @@ def _carries() -> tuple[np.ndarray, list[InstrumentCarry], np.ndarray]:
 
 def test_the_chains_of_several_updates_are_joined_before_their_ess_is_taken() -> None:
     window, carries, keys = _carries()
-    figures = chained_ess(NumpyBackend(), window, carries, keys, 2, 17, SPEC, UPDATES)
+    figures = chained_runs(NumpyBackend(), window, carries, keys, 2, 17, SPEC, UPDATES).figures()
     one_update_most = SPEC.chains * SPEC.draws  # the ESS cap of one update's draws
     assert figures["chained_draws_per_chain"] == UPDATES * SPEC.draws
     assert figures["chained_ess_bulk_median"] > one_update_most  # only joined draws reach it
@@ -44,8 +44,8 @@ def test_a_wide_carry_runs_narrow_and_the_figures_repeat() -> None:
     carries[0] = InstrumentCarry(np.repeat(first.position, copies, axis=0),
                                  np.repeat(first.step_size, copies), first.inv_mass)  # fmt: skip
     spec = replace(SPEC, extend_max=2)  # chained updates never run on, whatever the spec
-    a = chained_ess(NumpyBackend(), window, carries, keys, 2, 17, spec, UPDATES)
-    b = chained_ess(NumpyBackend(), window, carries, keys, 2, 17, spec, UPDATES)
+    a = chained_runs(NumpyBackend(), window, carries, keys, 2, 17, spec, UPDATES).figures()
+    b = chained_runs(NumpyBackend(), window, carries, keys, 2, 17, spec, UPDATES).figures()
     for name in ("chained_ess_bulk_min", "chained_ess_bulk_median"):
         assert a[name] == b[name]
 
@@ -67,5 +67,5 @@ def test_the_chained_updates_time_the_sampler_without_the_parameters_diagnostics
     refresh(window, carries, keys, 2, 17, SPEC, NumpyBackend(), diagnose="failing")
     assert sum(diagnosed) > 0  # the same update as the daemon runs it diagnoses some
     diagnosed.clear()
-    chained_ess(NumpyBackend(), window, carries, keys, 2, 17, SPEC, UPDATES)
+    chained_runs(NumpyBackend(), window, carries, keys, 2, 17, SPEC, UPDATES).figures()
     assert diagnosed == []
