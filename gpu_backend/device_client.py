@@ -22,19 +22,11 @@ import structlog
 from gpu_backend.device_traffic import NO_TRAFFIC, Traffic
 from gpu_backend.result_transfer import expand
 from regime_model.backend import Backend, UpdateBatch
+from regime_model.batch_join import joins
 from regime_model.sampler import SampleResult
 from regime_model.types import FloatArray, IntArray, PredictiveBatch, Priors, Trajectory
 
 log = structlog.get_logger("gpu_backend.device_client")
-
-
-def served(batch: UpdateBatch) -> bool:
-    """Whether the server takes the batch: warm lanes of one update's returns window
-    (what batch_join joins); a cold lane's metric adapts on the worker's host driver."""
-    start = batch.start
-    return (
-        batch.window is not None and not start.adapt_mass.any() and start.trajectory_length is None
-    )
 
 
 class SharedDeviceBackend:
@@ -108,7 +100,9 @@ class SharedDeviceBackend:
                     self._drop(error)
 
     def run_update(self, batch: UpdateBatch) -> SampleResult:
-        if served(batch) and (conn := self._connection()) is not None:
+        """A batch that may join others' (batch_join.joins: warm lanes of one update's
+        window) on the shared device; the rest, and anything it cannot run, here."""
+        if joins(batch) and (conn := self._connection()) is not None:
             try:
                 result = self._remote(conn, batch)
             except (OSError, EOFError, TimeoutError) as error:
@@ -117,7 +111,7 @@ class SharedDeviceBackend:
                 if result is not None:
                     self.served_runs += 1
                     return result
-        if served(batch):
+        if joins(batch):
             self.own_runs += 1
         return self.local.run_update(batch)
 

@@ -52,6 +52,14 @@ def _same_schedule(a: UpdateBatch, b: UpdateBatch) -> bool:
         np.array_equal(x, z) for x, z in zip(a.schedule, b.schedule, strict=True))  # fmt: skip
 
 
+def joins(batch: UpdateBatch) -> bool:
+    """Whether a batch may be part of a join at all: warm lanes (none re-estimates its
+    metric, none starts from a ChEES length) of one update's returns window."""
+    start = batch.start
+    return batch.window is not None and not start.adapt_mass.any() \
+        and start.trajectory_length is None
+
+
 def join(batches: Sequence[UpdateBatch]) -> UpdateBatch | None:
     """One batch of every lane of `batches`, in order, or None where they differ in more
     than their lanes, returns and step schedules: window length, states, priors, the
@@ -60,10 +68,8 @@ def join(batches: Sequence[UpdateBatch]) -> UpdateBatch | None:
     first = batches[0]
     same = first.config._replace(chains=0)
     for b in batches:
-        if (b.window is None or b.start.adapt_mass.any()
-                or b.y.shape[1] != first.y.shape[1] or b.n_states != first.n_states
-                or b.priors != first.priors or b.config._replace(chains=0) != same
-                or b.start.trajectory_length is not None):  # fmt: skip
+        if (not joins(b) or b.y.shape[1] != first.y.shape[1] or b.n_states != first.n_states
+                or b.priors != first.priors or b.config._replace(chains=0) != same):  # fmt: skip
             return None
     windows = [b.window for b in batches if b.window is not None]
     held, at = _distinct(windows, _same_window)
