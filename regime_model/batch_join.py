@@ -120,24 +120,24 @@ def joinable(backend: Backend, batches: Sequence[UpdateBatch]) -> UpdateBatch | 
     return joined if joined is not None and runs_on_device(joined) else None
 
 
-def run_together(
-    backend: Backend, batches: Sequence[UpdateBatch], counted: Literal["first", "each"] = "first"
-) -> list[SampleResult]:
+def run_together(backend: Backend, batches: Sequence[UpdateBatch]) -> list[SampleResult]:
     """Each batch's run: in one submission where the backend runs their join so (a
     device: `joinable`), else one after another. A joined run's gradient calls and
     timings are reported with its first part, so that summing over the parts counts what
-    was done either way; with `counted` "each", with every part (the batches of several
-    accounts, each of which reports its own update)."""
+    was done either way (the device server, whose parts are several accounts' updates,
+    splits with `split_run(..., "each")`)."""
     joined = joinable(backend, batches)
     if joined is None:
         return [backend.run_update(b) for b in batches]
-    return split_run(backend.run_update(joined), batches, counted)
+    return split_run(backend.run_update(joined), batches, "first")
 
 
 def split_run(
     result: SampleResult, batches: Sequence[UpdateBatch], counted: Literal["first", "each"]
 ) -> list[SampleResult]:
-    """The joined run of `batches` as each batch's run (see run_together's `counted`)."""
+    """The joined run of `batches` as each batch's run; its gradient calls and timings
+    with the first part only ("first": parts of one update) or with every part ("each":
+    several accounts' updates, each reporting its own)."""
     ends = np.cumsum([0] + [len(b.y) for b in batches])
     parts = [lanes_of(result, int(lo), int(hi)) for lo, hi in pairwise(ends)]
     if counted == "each":  # lanes_of keeps the joined run's calls (its longest schedule's)
