@@ -87,6 +87,8 @@ class DeviceServer:
         self.gatherings = 0  # times the server ran what was pending (joined where it could)
         self.batches = 0  # batches served (a run serves one or more)
         self.recent: collections.deque[Gathering] = collections.deque(maxlen=RECENT)
+        self._open: set[Connection] = set()  # every worker connection, from its accept on
+        self._open_lock = threading.Lock()
 
     def serve(self, listener: Listener, stop: threading.Event) -> None:
         """Until `stop`: accept workers (a thread), read them (a thread each), run here."""
@@ -108,6 +110,8 @@ class DeviceServer:
                     log.warning("device.refused", reason=f"{type(error).__name__}: {error}")
                     stop.wait(0.1)  # not a busy loop where accepting fails for a while
                 continue
+            with self._open_lock:
+                self._open.add(conn)
             threading.Thread(target=self._read, args=(conn,), daemon=True,
                              name="device-client").start()  # fmt: skip
 
@@ -127,7 +131,18 @@ class DeviceServer:
         except (EOFError, OSError, ValueError, TypeError):
             if client is not None:
                 self._events.put(("leave", client, None))
+            with self._open_lock:
+                self._open.discard(conn)
             conn.close()
+
+    def close_connections(self) -> None:
+        """Every worker's connection closed, as when this process ends: each worker runs
+        its batches itself until it reaches a server again."""
+        with self._open_lock:
+            connections, self._open = list(self._open), set()
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.close()
 
     def _apply(self, kind: str, client: _Client, body: Any) -> None:
         if kind == "join":

@@ -50,6 +50,7 @@ def device_main(address: str, authkey: bytes, level: str, log_format: str) -> No
         server.serve(listener, stop)
     finally:
         listener.close()
+        server.close_connections()
         log.info("device.stopped", **server.figures())
 
 

@@ -194,13 +194,7 @@ def test_a_failed_run_or_a_server_gone_is_run_by_the_worker(gpu_device: Device, 
     client = SharedDeviceBackend(WgpuBackend(gpu_device), address, authkey, "acct",
                                  retry_s=3600)  # fmt: skip
     assert client.connect()
-    _server_gone(server)
+    server.close_connections()  # as when its process dies
     _same_update(_turn(client, account), account.update(WgpuBackend(gpu_device)))
     assert (client.served_runs, client.own_runs) == (0, 1)
     assert not client.connect()  # dropped; tried again only after retry_s
-
-
-def _server_gone(server: DeviceServer) -> None:
-    """The server's ends of its connections closed, as when its process dies."""
-    for client in list(server.clients):
-        client.conn.close()
