@@ -55,6 +55,7 @@ class WgpuBackend:
         lane_threads: int | None = None,
         fuse_moves: bool | None = None,
         wake_clocks: bool | None = None,
+        subgroups: bool | None = None,
     ) -> None:
         self.device = device if device is not None else open_device()
         if accumulate is None:
@@ -62,7 +63,7 @@ class WgpuBackend:
         if lane_threads is None:
             lane_threads = 0 if self.device.info.adapter_type == "CPU" else LANE_THREADS
         self.kernels = HmmKernels(
-            self.device, ALL_STATES, WORKGROUP, accumulate, profile, lane_threads
+            self.device, ALL_STATES, WORKGROUP, accumulate, profile, lane_threads, subgroups
         )
         self.trajectories = LeapfrogKernels(self.kernels)
         # A warm batch's whole run in one submission: one dispatch with a workgroup per lane

@@ -15,16 +15,17 @@ import logging
 import os
 import tempfile
 from collections.abc import MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import structlog
 
 from gpu_backend.device_traffic import CountingDevice
+from gpu_backend.subgroup_size import measure_subgroup_size
 
 log = structlog.get_logger("gpu_backend.wgpu_device")
 
-WANTED_FEATURES = ("shader-f64", "timestamp-query")
+WANTED_FEATURES = ("shader-f64", "timestamp-query", "subgroup")
 # The one-dispatch sampler binds 13 storage buffers (shaders/lane_sampler.py), above
 # WebGPU's default of 8 per stage: ask for what the adapter has.
 _LIMITS = (
@@ -49,6 +50,7 @@ class DeviceInfo:
     features: frozenset[str]
     max_binding: int  # bytes one storage binding may span
     max_buffer: int
+    subgroup_size: int = 0  # threads per subgroup, measured (subgroup_size.py); 0: none
 
 
 @dataclass
@@ -146,7 +148,8 @@ def open_device() -> Device:
         raise GpuUnavailableError(f"no usable wgpu adapter: {error}") from error
     errors = ErrorLog()
     logging.getLogger("wgpu").addHandler(errors)
-    info = _info(adapter, features)
+    threads = measure_subgroup_size(handle) if "subgroup" in features else 0
+    info = replace(_info(adapter, features), subgroup_size=threads)
     log.info(
         "gpu.device",
         **{k: v for k, v in vars(info).items() if k != "features"},

@@ -26,6 +26,7 @@ from gpu_backend.shaders.lane_sampler import (
     ENTRY_RUN,
     HMM_RW_BINDINGS,
     LANE_SAMPLER_BINDINGS,
+    SUBGROUP_MARK,
     dispatch_starts,
     gradient_budget,
     lane_sampler_source,
@@ -125,7 +126,7 @@ class LaneSampler:
         """The one-dispatch module for K states, sized for windows of T bars."""
         hmm = self.hmm
         return lane_sampler_source(K, hmm.lane_threads, hmm.workgroup, hmm.accumulate,
-                                   window_capacity(T), self.bounded_loops)
+                                   window_capacity(T), self.bounded_loops, hmm.subgroups)
 
     def budget(self, K: int, T: int, D: int) -> int:
         """Gradient evaluations per dispatch: no bound (0) on a GPU."""
@@ -224,6 +225,14 @@ class LaneSampler:
         rows = 0 if first is None else DeviceSummary.sizes(first, K, p.D)["r_rows"]
         readout, raw = read_state(self.hmm, prepared.readback, p, pred_bytes + rows)
         ended = readout.words[:, U_IT]
+        if L and (ended >= SUBGROUP_MARK).any():
+            self.hmm.subgroups = False  # the next run's module: workgroup rounds
+            raise RuntimeError(
+                f"the one-dispatch sampler ran in subgroups of {int(ended.max()) & 0xFFFF} "
+                f"threads on {self.hmm.device.info.adapter!r}, not the lane's "
+                f"{self.hmm.lane_threads} its shuffles need; its lanes stopped unrun, and "
+                "later runs use workgroup memory instead"
+            )
         if L and (ended != p.warmup + p.draws).any():
             raise RuntimeError(
                 f"the one-dispatch sampler stopped at iteration {int(ended.min())} of "

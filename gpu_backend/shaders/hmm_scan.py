@@ -25,7 +25,8 @@ in its own array, not in hmm.py's device scratch.
 from __future__ import annotations
 
 from gpu_backend.shaders.hmm_vectors import COMPONENTS, vector_source
-from gpu_backend.shaders.workgroup_sums import WORKGROUP_SUMS
+from gpu_backend.shaders.scan_rounds import scan_rounds
+from gpu_backend.shaders.workgroup_sums import workgroup_sums
 
 ENTRY_VALUE_GRAD_SCAN = "value_grad_scan"
 ENTRY_PREDICTIVE_SCAN = "predictive_scan"
@@ -39,8 +40,6 @@ const LT: u32 = {LT}u;
 const TMAX: u32 = {TMAX}u;  // this module's window capacity (window_capacity)
 
 var<workgroup> ys: array<f32, TMAX>;
-var<workgroup> mats: array<SM, LT>;
-var<workgroup> mats_after: array<SM, LT>;
 
 // The thread's own chunk's filtered messages, for its backward pass: at most ceil(TMAX / LT)
 // bars (registers or local memory, nearer than a device scratch buffer).
@@ -69,54 +68,9 @@ fn chunk_matrix(v: VModel, t0: u32, t1: u32) -> SM {
     return r;
 }
 
-// The filtered message at the bar before thread j's chunk (uniform for the first chunk).
-fn prefix_start(own: SM, j: u32) -> SV {
-    mats[j] = own;
-    workgroupBarrier();
-    for (var d = 1u; d < LT; d <<= 1u) {
-        var next = mats[j];
-        if (j >= d) { next = scaled(mats[j - d] * next); }
-        workgroupBarrier();
-        mats[j] = next;
-        workgroupBarrier();
-    }
-    let u = message_before(j);
-    workgroupBarrier();
-    return u;
-}
-
-fn message_before(j: u32) -> SV {
-    var u = SV(1.0);
-    if (j > 0u) { u = u * mats[j - 1u]; }
-    return u / dot(u, SV(1.0));
-}
-
 struct Starts { before: SV, after: SV };
 
-// prefix_start's message and the backward message at the last bar of thread j's chunk (up
-// to scale), the two scans in one: each round's barriers serve both, and the two products
-// are independent work for the thread (the prefix's arithmetic is prefix_start's).
-fn scan_starts(own: SM, j: u32) -> Starts {
-    mats[j] = own;
-    mats_after[j] = own;
-    workgroupBarrier();
-    for (var d = 1u; d < LT; d <<= 1u) {
-        var next = mats[j];
-        if (j >= d) { next = scaled(mats[j - d] * next); }
-        var next_after = mats_after[j];
-        if (j + d < LT) { next_after = scaled(next_after * mats_after[j + d]); }
-        workgroupBarrier();
-        mats[j] = next;
-        mats_after[j] = next_after;
-        workgroupBarrier();
-    }
-    var b = SV(1.0);
-    if (j + 1u < LT) { b = mats_after[j + 1u] * b; }
-    let starts = Starts(message_before(j), b / vmax(b));
-    workgroupBarrier();
-    return starts;
-}
-
+{ROUNDS}
 struct VForward { a: SV, ll: Acc };
 
 // hmm.py's forward steps over [t0, t1) from the filtered message a0 of bar t0 - 1.
@@ -258,32 +212,43 @@ def window_capacity(T: int) -> int:
     return max(MIN_CAPACITY, 1 << (T - 1).bit_length())
 
 
-def lane_threads_for(K: int, requested: int, capacity: int = TMAX) -> int:
+def lane_threads_for(
+    K: int, requested: int, capacity: int = TMAX, subgroups: bool = False
+) -> int:
     """Threads per lane for K states: the request, as far as workgroup memory holds."""
     if requested < 1 or requested & (requested - 1):
         raise ValueError(f"lane threads must be a power of two, got {requested}")
     lt = requested
-    while lt > 1 and workgroup_bytes(K, lt, capacity) > _WORKGROUP_BYTES:
+    while lt > 1 and workgroup_bytes(K, lt, capacity, subgroups) > _WORKGROUP_BYTES:
         lt //= 2
     return lt
 
 
-def workgroup_bytes(K: int, lane_threads: int, capacity: int = TMAX) -> int:
+def workgroup_bytes(
+    K: int, lane_threads: int, capacity: int = TMAX, subgroups: bool = False
+) -> int:
     """The window, the two scans' K x K matrices (columns padded to vec4 for K = 3, as
-    WGSL lays them out) and the reduction's sums (8-byte accumulators)."""
+    WGSL lays them out) and the reduction's sums (8-byte accumulators); with `subgroups`
+    the window alone (the rounds are shuffles: shaders/scan_rounds.py)."""
+    if subgroups:
+        return 4 * capacity
     sums = 1 + 2 * K + K * K
     matrix = K * 4 * (4 if K == 3 else K)
     return 4 * capacity + lane_threads * (2 * matrix + 8 * sums)
 
 
-def scan_source(K: int, lane_threads: int, capacity: int = TMAX) -> str:
+def scan_source(
+    K: int, lane_threads: int, capacity: int = TMAX, subgroups: bool = False
+) -> str:
     """The scan entry points for windows of up to `capacity` bars; appended to
-    shaders/hmm.py's module for the same K."""
-    lt = lane_threads_for(K, lane_threads, capacity)
+    shaders/hmm.py's module for the same K. `subgroups`: a lane's threads are exactly one
+    subgroup, and its rounds are shuffles (shaders/scan_rounds.py)."""
+    lt = lane_threads_for(K, lane_threads, capacity, subgroups)
     source = _SOURCE.replace("{LT}", str(lt)).replace("{TMAX}", str(capacity))
+    source = source.replace("{ROUNDS}", scan_rounds(K, subgroups))
     for hole, text in _column_sums(K).items():
         source = source.replace(hole, text)
-    return vector_source(K) + source + WORKGROUP_SUMS
+    return vector_source(K) + source + workgroup_sums(subgroups)
 
 
 def _column_sums(K: int) -> dict[str, str]:

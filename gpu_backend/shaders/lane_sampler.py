@@ -124,14 +124,14 @@ fn record_predictive(lane: u32, j: u32, c: Chunk, draw: u32) {
 var<workgroup> shared_start: u32;
 // The lane's row of the step schedules, loaded uniformly: its loop bounds hold barriers.
 var<workgroup> shared_schedule: u32;
-
+{SUBGROUP_DECL}
 @compute @workgroup_size(LT)
 fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
              @builtin(num_workgroups) groups: vec3<u32>,
-             @builtin(local_invocation_index) j: u32) {
+             @builtin(local_invocation_index) j: u32{SUBGROUP_ARG}) {
     let lane = wid.y * groups.x + wid.x;
     if (lane >= params.lanes) { return; }
-    var c: Chunk;
+{SUBGROUP_CHECK}    var c: Chunk;
     if (sp.chains > 0u) { c = load_ring_window(lane, j); } else { c = load_window(lane, j); }
 {START}
     if (j == 0u) { shared_schedule = us[lane * NW + {SCHEDULE}u]; }
@@ -193,6 +193,24 @@ _SPLIT = {
 }
 _WHOLE = {"{START}": "    let start = 0u;", "{RESUME}": "", "{STOP}": ""}
 
+# Shuffle rounds (shaders/scan_rounds.py) read the lane's other threads only if they are
+# one subgroup: a lane run at another subgroup size writes SUBGROUP_MARK | that size as its
+# iteration count and stops (wgpu_lane_sampler reads it), rather than mix lanes' values.
+SUBGROUP_MARK = 0xFFFF0000
+_SUBGROUPS = {
+    "{SUBGROUP_ARG}": ",\n             @builtin(subgroup_size) subgroup: u32",
+    "{SUBGROUP_DECL}": "// The subgroup size the driver runs this pipeline at.\n"
+    "var<workgroup> shared_subgroup: u32;\n",
+    "{SUBGROUP_CHECK}": f"""    if (j == 0u) {{ shared_subgroup = subgroup; }}
+    let threads = workgroupUniformLoad(&shared_subgroup);
+    if (threads != LT) {{
+        if (j == 0u) {{ us[lane * NW + {{IT}}u] = {SUBGROUP_MARK}u | threads; }}
+        return;
+    }}
+""",
+}
+_NO_SUBGROUPS = {"{SUBGROUP_ARG}": "", "{SUBGROUP_DECL}": "", "{SUBGROUP_CHECK}": ""}
+
 # llvmpipe's bound on the loop iterations of one invocation, all loops together (Mesa's
 # gallivm, LP_MAX_TGSI_LOOP_ITERATIONS); past it every loop exits at once.
 LLVMPIPE_LOOP_LIMIT = 65_535
@@ -232,17 +250,20 @@ def lane_sampler_source(
     accumulate: Accumulate,
     capacity: int,
     split: bool = False,
+    subgroups: bool = False,
 ) -> str:
     """The one-dispatch module for K states and windows of up to `capacity` bars
     (`workgroup`: the HMM module's own constant; `split`: runs of several dispatches, for a
-    driver that bounds loops); built once per argument set."""
-    lt = lane_threads_for(K, lane_threads, capacity)
+    driver that bounds loops; `subgroups`: the scan's rounds as shuffles, for lanes whose
+    threads are one subgroup); built once per argument set."""
+    lt = lane_threads_for(K, lane_threads, capacity, subgroups)
     run = _RUN
-    for hole, text in (_SPLIT if split else _WHOLE).items():
+    holes = {**(_SPLIT if split else _WHOLE), **(_SUBGROUPS if subgroups else _NO_SUBGROUPS)}
+    for hole, text in holes.items():
         run = run.replace(hole, text)
     return (
         hmm_source(K, workgroup, accumulate, theta_writable=True)
-        + scan_source(K, lt, capacity)
+        + scan_source(K, lt, capacity, subgroups)
         + sampler_functions(workgroup, _DECLARATIONS)
         + run.replace("{LT}", str(lt)).replace("{IT}", str(U_IT))
         .replace("{SCHEDULE}", str(U_SCHEDULE))

@@ -2,15 +2,19 @@
 
 Each thread of a scan kernel (shaders/hmm_scan.py) holds its chunk's log likelihood and
 gradient sums (hmm.py's `Sums`) in the accumulator `Acc`; they are packed into one array,
-so the whole set takes log2(LT) rounds of barriers rather than that many per sum.
+so the whole set takes log2(LT) rounds of barriers rather than that many per sum. Where a
+lane's threads are one subgroup the rounds are shuffles (shaders/scan_rounds.py says why):
+the same tree, thread j adding thread j + d's partial sums in the same order.
 """
 
 from __future__ import annotations
 
-WORKGROUP_SUMS = """
+_TOTALS = """
 const NV: u32 = 1u + 2u * K + K * K;  // ll, gz [K], gzz [K], n [K, K]
 alias Totals = array<Acc, NV>;
+"""
 
+_WORKGROUP_REDUCE = """
 var<workgroup> red: array<Totals, LT>;
 
 // Every thread's sums added over the workgroup in one tree (thread 0 gets the totals).
@@ -27,7 +31,21 @@ fn reduce(mine: Totals, j: u32) -> Totals {
     workgroupBarrier();
     return total;
 }
+"""
 
+_SUBGROUP_REDUCE = """
+// Every thread's sums added over the subgroup in one tree: thread 0's are the totals
+// (the others hold partial sums; every caller reads thread 0's).
+fn reduce(mine: Totals, j: u32) -> Totals {
+    var t = mine;
+    for (var d = LT / 2u; d > 0u; d >>= 1u) {
+        for (var i = 0u; i < NV; i++) { t[i] = acc_sum(t[i], subgroupShuffleDown(t[i], d)); }
+    }
+    return t;
+}
+"""
+
+_PACKING = """
 fn pack(ll: Acc, s: Sums) -> Totals {
     var v: Totals;
     v[0] = ll;
@@ -49,3 +67,8 @@ fn unpack(v: Totals) -> Sums {
     return s;
 }
 """
+
+
+def workgroup_sums(subgroups: bool) -> str:
+    """`reduce`, `pack` and `unpack` for the scan kernels' sums."""
+    return _TOTALS + (_SUBGROUP_REDUCE if subgroups else _WORKGROUP_REDUCE) + _PACKING
