@@ -1,9 +1,11 @@
 # ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
 """Which parts of a gradient set the one-dispatch lane sampler's run: `python
-docs/bench-results/lane_parts.py [N ...]` (default 8 268) runs one warm batch of N
-instruments (K = 2, 4 chains, T = 256, 32 threads per lane, the daemon's 15 warm-up
+docs/bench-results/lane_parts.py [--runs R] [N ...]` (default 5 runs, 8 268; the
+twenty-sixth session added the forward pass, the emissions' exponentials, the leapfrog
+steps' gradients and the draws' records, and ran it at 990: 3,960 lanes) runs one warm
+batch of N instruments (K = 2, 4 chains, T = 256, 32 threads per lane, the daemon's 15 warm-up
 iterations and 40 draws, after a cold update on the same backend) with the module as
-built and with one part of each gradient taken out of its source, 5 times after one
+built and with one part of each gradient taken out of its source, R times after one
 untimed run each, and prints one JSON line per variant: the median run's wall ms and the
 microseconds per gradient (wall / a lane's gradient evaluations). A variant's draws are
 meaningless (its chains do not sample the posterior); its run has the same iterations and
@@ -47,6 +49,33 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
     "no chunk product, no scans": [
         ("scan_starts(chunk_matrix(v, c.t0, c.t1), j)", "Starts(SV(1.0), SV(1.0))")
     ],
+    # the forward pass over the chunk (its log likelihood and filtered messages)
+    "no forward": [
+        (
+            "let f = forward_chunk(v, starts.before, c.t0, c.t1, true);",
+            "var f: VForward; f.a = starts.before; f.ll = acc_zero();",
+        )
+    ],
+    # the emissions' exponentials (each pass over the chunk computes its bars' again)
+    "no exp in emissions": [("e.rel = exp(le - SV(e.log_max));", "e.rel = le - SV(e.log_max);")],
+    # every gradient of the leapfrog steps (the lane's other work stays: thread 0's steps,
+    # the move's gradient, the Metropolis tests, each draw's record)
+    "no leapfrog gradients": [
+        (
+            """            share_position(lane, j);
+            gradient_of(model_of(shared_x), lane, j, c);
+            if (j == 0u) { kick_lane(lane); }""",
+            """            share_position(lane, j);
+            if (j == 0u) { kick_lane(lane); }""",
+        )
+    ],
+    # each draw's predictive written from the filtered message
+    "no predictive record": [
+        (
+            "if (it >= sp.warmup) { record_predictive(lane, j, c, it - sp.warmup); }",
+            "",
+        )
+    ],
     # ten more workgroup barriers per gradient: what one costs
     "ten more barriers": [
         ("let starts = scan_starts(", "workgroupBarrier(); " * 10 + "let starts = scan_starts(")
@@ -85,5 +114,8 @@ def measure(n: int, runs: int = 5) -> None:
 
 
 if __name__ == "__main__":
-    for n in [int(a) for a in sys.argv[1:]] or [8, 268]:
-        measure(n)
+    args, runs = sys.argv[1:], 5
+    if args[:1] == ["--runs"]:
+        runs, args = int(args[1]), args[2:]
+    for n in [int(a) for a in args] or [8, 268]:
+        measure(n, runs)
