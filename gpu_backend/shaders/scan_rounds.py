@@ -5,15 +5,18 @@ shaders/hmm_scan.py joins its threads' chunk matrices by a Hillis-Steele scan ea
 and adds their sums in one tree (shaders/workgroup_sums.py). Through workgroup memory
 every round is a store, a barrier, a load and a barrier, and each lane's workgroup holds
 two arrays of LT matrices and one of LT sum sets besides its window: at K = 2 and T = 256,
-3.3 KB of the 4.4 KB a lane's workgroup holds. On the H200 that memory bounds how many
-lanes run at once: 4 KB more per lane slows a warm batch of 3,960 lanes from 24 to 40 ms
-(docs/benchmarks.md, twenty-sixth session).
+3.3 KB of the 4.4 KB a lane's workgroup holds. On the H200 that memory bounded how many
+lanes ran at once: a warm batch's time stepped in waves of about 11 lanes per
+multiprocessor, and 4 KB more per lane slowed 3,960 lanes from 24 to 40 ms.
 
 Where a lane's threads are exactly one subgroup (the adapter's subgroup size equals LT:
 32 on NVIDIA), each round is a shuffle instead: thread j reads thread j - d's (or j + d's)
 value in registers, no memory and no barrier. The arithmetic is the same, term for term
 and in the same order: thread j combines the same two values in each round as through
-workgroup memory, so the messages and the sums are the same numbers.
+workgroup memory, so the messages and the sums are the same numbers. Measured on the H200
+(docs/benchmarks.md, twenty-sixth session): the waves are gone, the time where the GPU is
+full is not (3,960 lanes 26.9 against 25.1 ms: residency was not what bounds it there),
+the trial round's warm p50 is unchanged and its cold round 1.1-1.3 s against 1.3-1.7.
 """
 
 from __future__ import annotations
