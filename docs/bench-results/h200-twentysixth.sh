@@ -16,6 +16,8 @@
 # `four`: the same at 3,960 lanes with the leapfrog steps' gradients and the draws' records
 # taken out too, 9 runs each, twice; and at 268 (one account's narrow lanes, where a lane's
 # latency sets the time).
+# `five`: lane_parts.py at 3,960 lanes again, with the shuffled sums' tree moving each
+# float64 as one float32 and over 3 of its 9 sums (what the tree's cost is made of).
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np.
 set -u
 ROOT=$(pwd)
@@ -23,7 +25,7 @@ SESSION=twentysixth
 TAG=twentysixth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 
-case ${1:?one, two, three or four} in
+case ${1:?one, two, three, four or five} in
 one)
     script occupancy 240 occupancy_probe.py --from 6 --to 32 --step 2 --repeats 4 0 4096 12288
     bundle one
@@ -60,5 +62,9 @@ four)
     bundle four
     script lane-parts-268 150 lane_parts.py --runs 9 268
     bundle four
+    ;;
+five)
+    script lane-parts-990-c 200 lane_parts.py --runs 9 990
+    bundle five
     ;;
 esac

@@ -2,9 +2,10 @@
 """Which parts of a gradient set the one-dispatch lane sampler's run: `python
 docs/bench-results/lane_parts.py [--runs R] [N ...]` (default 5 runs, 8 268; the
 twenty-sixth session added the forward pass, the emissions' exponentials, the leapfrog
-steps' gradients and the draws' records, and ran it at 990: 3,960 lanes) runs one warm
-batch of N instruments (K = 2, 4 chains, T = 256, 32 threads per lane, the daemon's 15 warm-up
-iterations and 40 draws, after a cold update on the same backend) with the module as
+steps' gradients, the draws' records and two variants of the shuffled sums' tree, and ran
+it at 990: 3,960 lanes) runs one warm batch of N instruments (K = 2, 4 chains, T = 256, 32
+threads per lane, the daemon's 15 warm-up iterations and 40 draws, after a cold update on
+the same backend) with the module as
 built and with one part of each gradient taken out of its source, R times after one
 untimed run each, and prints one JSON line per variant: the median run's wall ms and the
 microseconds per gradient (wall / a lane's gradient evaluations). A variant's draws are
@@ -48,6 +49,20 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
     # the chunk's product and the two scans
     "no chunk product, no scans": [
         ("scan_starts(chunk_matrix(v, c.t0, c.t1), j)", "Starts(SV(1.0), SV(1.0))")
+    ],
+    # the sums' tree with each float64 shuffled as one float32 (shuffled rounds, f64 sums)
+    "reduce shuffling f32": [
+        (
+            "t[i] = acc_sum(t[i], subgroupShuffleDown(t[i], d));",
+            "t[i] = t[i] + f64(subgroupShuffleDown(f32(t[i]), d));",
+        )
+    ],
+    # the sums' tree over 3 of its 9 sums (shuffled rounds)
+    "reduce of 3 sums": [
+        (
+            "for (var i = 0u; i < NV; i++) { t[i] = acc_sum(",
+            "for (var i = 0u; i < 3u; i++) { t[i] = acc_sum(",
+        )
     ],
     # the forward pass over the chunk (its log likelihood and filtered messages)
     "no forward": [
