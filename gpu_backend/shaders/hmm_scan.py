@@ -248,7 +248,7 @@ def scan_source(
     source = source.replace("{ROUNDS}", scan_rounds(K, subgroups))
     for hole, text in _column_sums(K).items():
         source = source.replace(hole, text)
-    return vector_source(K) + source + workgroup_sums(subgroups)
+    return vector_source(K) + source + workgroup_sums(subgroups, K, lt)
 
 
 def _column_sums(K: int) -> dict[str, str]:

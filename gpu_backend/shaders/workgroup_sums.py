@@ -35,15 +35,27 @@ fn reduce(mine: Totals, j: u32) -> Totals {
 
 _SUBGROUP_REDUCE = """
 // Every thread's sums added over the subgroup in one tree: thread 0's are the totals
-// (the others hold partial sums; every caller reads thread 0's).
+// (the others hold partial sums; every caller reads thread 0's). Written out round by
+// round and sum by sum, constant indices: on the H200 a warm batch of 1,072 lanes took
+// 8.7 ms written out against 9.6 as two loops (docs/benchmarks.md, twenty-sixth session).
 fn reduce(mine: Totals, j: u32) -> Totals {
     var t = mine;
-    for (var d = LT / 2u; d > 0u; d >>= 1u) {
-        for (var i = 0u; i < NV; i++) { t[i] = acc_sum(t[i], subgroupShuffleDown(t[i], d)); }
-    }
+{ROUNDS}
     return t;
 }
 """
+
+
+def _subgroup_reduce(K: int, lane_threads: int) -> str:
+    """The tree's rounds d = LT/2 .. 1, each over the 1 + 2K + K^2 sums."""
+    sums = 1 + 2 * K + K * K
+    rounds, d = [], lane_threads // 2
+    while d:
+        rounds += [f"    t[{i}] = acc_sum(t[{i}], subgroupShuffleDown(t[{i}], {d}u));"
+                   for i in range(sums)]  # fmt: skip
+        d //= 2
+    return _SUBGROUP_REDUCE.replace("{ROUNDS}", "\n".join(rounds))
+
 
 _PACKING = """
 fn pack(ll: Acc, s: Sums) -> Totals {
@@ -69,6 +81,8 @@ fn unpack(v: Totals) -> Sums {
 """
 
 
-def workgroup_sums(subgroups: bool) -> str:
-    """`reduce`, `pack` and `unpack` for the scan kernels' sums."""
-    return _TOTALS + (_SUBGROUP_REDUCE if subgroups else _WORKGROUP_REDUCE) + _PACKING
+def workgroup_sums(subgroups: bool, K: int = 2, lane_threads: int = 32) -> str:
+    """`reduce`, `pack` and `unpack` for the scan kernels' sums; the subgroup tree is
+    written for K states and lanes of `lane_threads` threads."""
+    reduce = _subgroup_reduce(K, lane_threads) if subgroups else _WORKGROUP_REDUCE
+    return _TOTALS + reduce + _PACKING
