@@ -18,6 +18,12 @@
 # latency sets the time).
 # `five`: lane_parts.py at 3,960 lanes again, with the shuffled sums' tree moving each
 # float64 as one float32 and over 3 of its 9 sums (what the tree's cost is made of).
+# `six`: lane_parts.py at 3,960 and 1,072 lanes with the sums' tree written out (constant
+# indices) and thread 0's parts of an iteration taken out.
+# `seven`: the shuffled sums' tree written out (this tree) against its two loops (loop26:
+# a `git archive` tree of 6702b1f, carried as scratch/trees/loop26): verify-gpu --quick
+# and the golden digest; lane_parts.py at 1,072 and 3,960 lanes in each tree; the trial
+# round alternated twice, own device each.
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np.
 set -u
 ROOT=$(pwd)
@@ -25,7 +31,7 @@ SESSION=twentysixth
 TAG=twentysixth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 
-case ${1:?one, two, three, four or five} in
+case ${1:?one to six} in
 one)
     script occupancy 240 occupancy_probe.py --from 6 --to 32 --step 2 --repeats 4 0 4096 12288
     bundle one
@@ -66,5 +72,30 @@ four)
 five)
     script lane-parts-990-c 200 lane_parts.py --runs 9 990
     bundle five
+    ;;
+six)
+    script lane-parts-990-d 240 lane_parts.py --runs 9 990
+    bundle six
+    script lane-parts-268-d 150 lane_parts.py --runs 9 268
+    bundle six
+    ;;
+seven)
+    verify_digest "$ROOT"
+    bundle seven
+    LOOP="$ROOT/scratch/trees/loop26"
+    for tree in "$LOOP" "$ROOT"; do
+        name=$( [ "$tree" = "$ROOT" ] && echo unrolled || echo loops )
+        for n in 268 990; do
+            in_tree "$tree" step "parts-$name-$n" 150 python3 docs/bench-results/lane_parts.py \
+                --runs 9 "$n"
+            grep '^{' "$LOGS/parts-$name-$n.log" >"$OUT/lane-parts-$name-$n-h200-$TAG.jsonl"
+        done
+        bundle seven
+    done
+    for n in 4 5; do
+        round "$LOOP" "loops-$n" wgpu 12 3
+        round "$ROOT" "unrolled-$n" wgpu 12 3
+        bundle seven
+    done
     ;;
 esac

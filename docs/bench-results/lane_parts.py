@@ -1,16 +1,16 @@
 # ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
 """Which parts of a gradient set the one-dispatch lane sampler's run: `python
-docs/bench-results/lane_parts.py [--runs R] [N ...]` (default 5 runs, 8 268; the
-twenty-sixth session added the forward pass, the emissions' exponentials, the leapfrog
-steps' gradients, the draws' records and two variants of the shuffled sums' tree, and ran
-it at 990: 3,960 lanes) runs one warm batch of N instruments (K = 2, 4 chains, T = 256, 32
-threads per lane, the daemon's 15 warm-up iterations and 40 draws, after a cold update on
-the same backend) with the module as
-built and with one part of each gradient taken out of its source, R times after one
+docs/bench-results/lane_parts.py [--runs R] [N ...]` (default 5 runs, 8 268) runs one warm
+batch of N instruments (K = 2, 4 chains, T = 256, 32 threads per lane, the daemon's 15
+warm-up iterations and 40 draws, after a cold update on the same backend) with the module
+as built and with one part of each gradient taken out of its source, R times after one
 untimed run each, and prints one JSON line per variant: the median run's wall ms and the
 microseconds per gradient (wall / a lane's gradient evaluations). A variant's draws are
 meaningless (its chains do not sample the posterior); its run has the same iterations and
-gradient count, so what it saves is what that part costs. A measurement, not a sampler."""
+gradient count, so what it saves is what that part costs. A measurement, not a sampler.
+The twenty-sixth session added the forward pass, the exponentials, the leapfrog steps'
+gradients, the draws' records, three variants of the shuffled sums' tree and thread 0's
+parts of an iteration, and ran it at 990 (3,960 lanes)."""
 
 import json
 import sys
@@ -19,12 +19,20 @@ import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before num
 import numpy as np
 
 from gpu_backend.identity import regime_returns
+from gpu_backend.shaders.sampler import U_IT
 from lane_latency import timed_runs  # beside this script
 from gpu_backend.wgpu_backend import WgpuBackend
 from regime_model.batches import build_batch
 from regime_model.update import ModelSpec, refresh
 
 ZERO_SUMS = "VSums(accv_zero(), accv_zero(), accv_zero(), accv_zero())"  # K = 2
+_ROUNDS = (16, 8, 4, 2, 1)  # the sums' tree's rounds at 32 threads per lane
+_NV = 9  # its sums at K = 2
+# the shuffled sums' tree as straight-line code (constant indices, every round written out)
+UNROLLED_TREE = "\n".join(
+    f"    t[{i}u] = acc_sum(t[{i}u], subgroupShuffleDown(t[{i}u], {d}u));"
+    for d in _ROUNDS for i in range(_NV)
+)
 VARIANTS: dict[str, list[tuple[str, str]]] = {
     "as built": [],
     # thread 0's leapfrog steps around each gradient: drift (storage reads and writes of
@@ -63,6 +71,30 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
             "for (var i = 0u; i < NV; i++) { t[i] = acc_sum(",
             "for (var i = 0u; i < 3u; i++) { t[i] = acc_sum(",
         )
+    ],
+    # the same tree written out: no loops, constant indices (the same sums in the same order)
+    "reduce unrolled": [
+        (
+            """    for (var d = LT / 2u; d > 0u; d >>= 1u) {
+        for (var i = 0u; i < NV; i++) { t[i] = acc_sum(t[i], subgroupShuffleDown(t[i], d)); }
+    }""",
+            UNROLLED_TREE,
+        )
+    ],
+    # thread 0's start of an iteration: momenta from Philox, kinetic energy, half kick
+    "no begin_lane": [("if (j == 0u) { begin_lane(lane); }", "")],
+    # thread 0's end of an iteration: the Metropolis test, step size, the draw's record
+    # (the iteration count still moves on: the run's loops and checks read it)
+    "no finish_lane": [
+        (
+            "if (j == 0u) { took_theta = false; finish_lane(lane); }",
+            f"if (j == 0u) {{ us[lane * NW + {U_IT}u] = us[lane * NW + {U_IT}u] + 1u; }}",
+        )
+    ],
+    # thread 0's part of the level-shift move (its gradient stays)
+    "no move's thread-0 work": [
+        ("if (j == 0u) { jump_propose_lane(lane); }", ""),
+        ("if (j == 0u) { took_theta = false; jump_finish_lane(lane); }", ""),
     ],
     # the forward pass over the chunk (its log likelihood and filtered messages)
     "no forward": [
@@ -117,6 +149,9 @@ def measure(n: int, runs: int = 5) -> None:
     assert lane is not None
     built = lane.source
     for name, edits in VARIANTS.items():
+        if any(old not in built(2, T) for old, _ in edits):  # another tree's variant
+            print(json.dumps({"variant": name, "skipped": "not in this tree's module"}))
+            continue
         lane.source = lambda K, T, edits=edits: _variant(built(K, T), edits)  # type: ignore[method-assign]
         backend.run_update(batch)  # compiles
         walls, evals = timed_runs(backend, batch, runs)
