@@ -24,6 +24,12 @@
 # a `git archive` tree of 6702b1f, carried as scratch/trees/loop26): verify-gpu --quick
 # and the golden digest; lane_parts.py at 1,072 and 3,960 lanes in each tree; the trial
 # round alternated twice, own device each.
+# `eight`: the shuffled scan rounds written out too (this tree: f04ea6d with
+# docs/bench-results/scan-rounds-written-out.patch applied, `git apply` it first; not
+# adopted, so not in the package) against f04ea6d (tree26, carried as
+# scratch/trees/tree26: the sums' tree written out, the scans' rounds a loop):
+# verify-gpu --quick; lane_parts.py at 1,072 and 3,960 lanes in each tree; the trial
+# round once each.
 # Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np.
 set -u
 ROOT=$(pwd)
@@ -31,7 +37,7 @@ SESSION=twentysixth
 TAG=twentysixth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 
-case ${1:?one to six} in
+case ${1:?one to eight} in
 one)
     script occupancy 240 occupancy_probe.py --from 6 --to 32 --step 2 --repeats 4 0 4096 12288
     bundle one
@@ -97,5 +103,23 @@ seven)
         round "$ROOT" "unrolled-$n" wgpu 12 3
         bundle seven
     done
+    ;;
+eight)
+    verify "$ROOT" eight
+    bundle eight
+    BEFORE="$ROOT/scratch/trees/tree26"
+    for tree in "$BEFORE" "$ROOT"; do
+        name=$( [ "$tree" = "$ROOT" ] && echo scans-out || echo scans-loop )
+        for n in 268 990; do
+            in_tree "$tree" step "parts-$name-$n" 150 python3 docs/bench-results/lane_parts.py \
+                --runs 9 "$n"
+            grep '^{' "$LOGS/parts-$name-$n.log" >"$OUT/lane-parts-$name-$n-h200-$TAG.jsonl"
+        done
+        bundle eight
+    done
+    round "$BEFORE" scans-loop wgpu 12 3
+    bundle eight
+    round "$ROOT" scans-out wgpu 12 3
+    bundle eight
     ;;
 esac
