@@ -3,8 +3,9 @@
 Each thread of a scan kernel (shaders/hmm_scan.py) holds its chunk's log likelihood and
 gradient sums (hmm.py's `Sums`) in the accumulator `Acc`; they are packed into one array,
 so the whole set takes log2(LT) rounds of barriers rather than that many per sum. Where a
-lane's threads are one subgroup the rounds are shuffles (shaders/scan_rounds.py says why):
-the same tree, thread j adding thread j + d's partial sums in the same order.
+lane's threads are one subgroup the rounds are shuffles (shaders/scan_rounds.py says why),
+written out with constant indices: the same tree, thread j adding thread j + d's partial
+sums in the same order.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ fn unpack(v: Totals) -> Sums {
 """
 
 
-def workgroup_sums(subgroups: bool, K: int = 2, lane_threads: int = 32) -> str:
+def workgroup_sums(subgroups: bool, K: int, lane_threads: int) -> str:
     """`reduce`, `pack` and `unpack` for the scan kernels' sums; the subgroup tree is
     written for K states and lanes of `lane_threads` threads."""
     reduce = _subgroup_reduce(K, lane_threads) if subgroups else _WORKGROUP_REDUCE
