@@ -63,7 +63,7 @@ class WgpuBackend:
         if lane_threads is None:
             lane_threads = 0 if self.device.info.adapter_type == "CPU" else LANE_THREADS
         self.kernels = HmmKernels(
-            self.device, ALL_STATES, WORKGROUP, accumulate, profile, lane_threads, subgroups
+            self.device, ALL_STATES, WORKGROUP, accumulate, profile, lane_threads
         )
         self.trajectories = LeapfrogKernels(self.kernels)
         # A warm batch's whole run in one submission: one dispatch with a workgroup per lane
@@ -71,8 +71,9 @@ class WgpuBackend:
         # (wgpu_sampler); device_update=False: the host driver.
         self.sampler = DeviceSampler(self.kernels) if device_update else None
         self.lane_sampler = (
-            LaneSampler(self.kernels, ALL_STATES) if device_update and lane_threads else None
-        )
+            LaneSampler(self.kernels, ALL_STATES, subgroups)
+            if device_update and lane_threads else None
+        )  # fmt: skip
         # The host driver's move and trajectory in one submission (`_moved_leapfrog`): on a
         # GPU, where a submission's round trip costs more than twice the lanes; a CPU
         # adapter (lavapipe) pays for the speculative lanes in full, so it runs them apart.

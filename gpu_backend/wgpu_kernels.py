@@ -119,19 +119,12 @@ class HmmKernels:
         accumulate: Accumulate,
         profile: bool,
         lane_threads: int = 0,
-        subgroups: bool | None = None,
     ) -> None:
         self.device = device
         self.workgroup = workgroup
         self.accumulate = accumulate
         # Threads per lane of the scan kernels (shaders/hmm_scan.py); 0: one thread per lane.
         self.lane_threads = lane_threads
-        # The lane sampler's scan rounds as shuffles where a lane's threads are one subgroup
-        # (None: where the device's measured subgroup size is lane_threads): its kernel
-        # checks the size it runs at; these kernels keep workgroup rounds (scan_rounds.py)
-        if subgroups is None:
-            subgroups = bool(lane_threads) and device.info.subgroup_size == lane_threads
-        self.subgroups = subgroups
         self.cache = PipelineCache(device.handle)
         self.pool = BufferPool(device.handle)
         self.usage = _usage()

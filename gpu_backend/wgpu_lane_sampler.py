@@ -106,8 +106,16 @@ def _usage() -> dict[str, int]:
 class LaneSampler:
     """The warm sampler loop as one dispatch on the HMM kernels' device."""
 
-    def __init__(self, hmm: HmmKernels, states: tuple[int, ...]) -> None:
+    def __init__(
+        self, hmm: HmmKernels, states: tuple[int, ...], subgroups: bool | None = None
+    ) -> None:
         self.hmm = hmm
+        # The scan's rounds as shuffles where a lane's threads are one subgroup (None: where
+        # the device's measured subgroup size is the lanes' threads): the kernel checks the
+        # size it runs at (shaders/scan_rounds.py); the HMM kernels keep workgroup rounds.
+        if subgroups is None:
+            subgroups = hmm.device.info.subgroup_size == hmm.lane_threads
+        self.subgroups = subgroups
         # llvmpipe ends an invocation's loops past its limit (shaders/lane_sampler.py): there
         # a run is split (its own module), on a GPU it is one dispatch
         self.bounded_loops = hmm.device.info.adapter_type == "CPU"
@@ -126,13 +134,13 @@ class LaneSampler:
         """The one-dispatch module for K states, sized for windows of T bars."""
         hmm = self.hmm
         return lane_sampler_source(K, hmm.lane_threads, hmm.workgroup, hmm.accumulate,
-                                   window_capacity(T), self.bounded_loops, hmm.subgroups)
+                                   window_capacity(T), self.bounded_loops, self.subgroups)
 
     def budget(self, K: int, T: int, D: int) -> int:
         """Gradient evaluations per dispatch: no bound (0) on a GPU."""
         if not self.bounded_loops:
             return 0
-        threads = lane_threads_for(K, self.hmm.lane_threads, window_capacity(T))
+        threads = lane_threads_for(K, self.hmm.lane_threads, window_capacity(T), self.subgroups)
         return gradient_budget(-(-T // threads), D)
 
     @staticmethod
@@ -226,7 +234,7 @@ class LaneSampler:
         readout, raw = read_state(self.hmm, prepared.readback, p, pred_bytes + rows)
         ended = readout.words[:, U_IT]
         if L and (ended >= SUBGROUP_MARK).any():
-            self.hmm.subgroups = False  # the next run's module: workgroup rounds
+            self.subgroups = False  # the next run's module: workgroup rounds
             raise RuntimeError(
                 f"the one-dispatch sampler ran in subgroups of {int(ended.max()) & 0xFFFF} "
                 f"threads on {self.hmm.device.info.adapter!r}, not the lane's "

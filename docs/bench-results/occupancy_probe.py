@@ -93,9 +93,10 @@ def main() -> None:
             same = bool(np.array_equal(first.setdefault(per_sm, draws), draws))
             ms = [round(backend.run_update(batch).timings_ms["device_update"], 2)
                   for _ in range(a.repeats)]  # fmt: skip
+            shuffles = backend.lane_sampler is not None and backend.lane_sampler.subgroups
             print(json.dumps({"rounds": rounds or "wg", "pad_bytes": pad, "per_sm": per_sm,
                               "lanes": N * spec.chains, "adapter": backend.adapter,
-                              "subgroups": backend.kernels.subgroups, "same_bits": same,
+                              "subgroups": shuffles, "same_bits": same,
                               "device_update_ms": ms}), flush=True)  # fmt: skip
     lane_module.lane_sampler_source = _BUILT
 
