@@ -37,6 +37,13 @@ SESSION=twentysixth
 TAG=twentysixth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 
+tree_parts() {  # tree_parts TREE NAME: lane_parts.py at 1,072 and 3,960 lanes in TREE
+    for n in 268 990; do
+        in_tree "$1" step "parts-$2-$n" 150 python3 docs/bench-results/lane_parts.py --runs 9 "$n"
+        grep '^{' "$LOGS/parts-$2-$n.log" >"$OUT/lane-parts-$2-$n-h200-$TAG.jsonl"
+    done
+}
+
 case ${1:?one to eight} in
 one)
     script occupancy 240 occupancy_probe.py --from 6 --to 32 --step 2 --repeats 4 0 4096 12288
@@ -89,15 +96,10 @@ seven)
     verify_digest "$ROOT"
     bundle seven
     LOOP="$ROOT/scratch/trees/loop26"
-    for tree in "$LOOP" "$ROOT"; do
-        name=$( [ "$tree" = "$ROOT" ] && echo unrolled || echo loops )
-        for n in 268 990; do
-            in_tree "$tree" step "parts-$name-$n" 150 python3 docs/bench-results/lane_parts.py \
-                --runs 9 "$n"
-            grep '^{' "$LOGS/parts-$name-$n.log" >"$OUT/lane-parts-$name-$n-h200-$TAG.jsonl"
-        done
-        bundle seven
-    done
+    tree_parts "$LOOP" loops
+    bundle seven
+    tree_parts "$ROOT" unrolled
+    bundle seven
     for n in 4 5; do
         round "$LOOP" "loops-$n" wgpu 12 3
         round "$ROOT" "unrolled-$n" wgpu 12 3
@@ -108,15 +110,10 @@ eight)
     verify "$ROOT" eight
     bundle eight
     BEFORE="$ROOT/scratch/trees/tree26"
-    for tree in "$BEFORE" "$ROOT"; do
-        name=$( [ "$tree" = "$ROOT" ] && echo scans-out || echo scans-loop )
-        for n in 268 990; do
-            in_tree "$tree" step "parts-$name-$n" 150 python3 docs/bench-results/lane_parts.py \
-                --runs 9 "$n"
-            grep '^{' "$LOGS/parts-$name-$n.log" >"$OUT/lane-parts-$name-$n-h200-$TAG.jsonl"
-        done
-        bundle eight
-    done
+    tree_parts "$BEFORE" scans-loop
+    bundle eight
+    tree_parts "$ROOT" scans-out
+    bundle eight
     round "$BEFORE" scans-loop wgpu 12 3
     bundle eight
     round "$ROOT" scans-out wgpu 12 3
