@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gpu_backend.buffer_pool import cached_bind_group
-from gpu_backend.pipeline_cache import PipelineCache
+from gpu_backend.pipeline_cache import HMM_BINDINGS, PipelineCache
 from gpu_backend.returns_ring import ReturnsRing
 from gpu_backend.run_summary import DeviceSummary, first_lanes
 from gpu_backend.run_summary import usage as summary_usage
@@ -24,7 +24,6 @@ from gpu_backend.shaders.hmm import ENTRY_VALUE_GRAD
 from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for, window_capacity
 from gpu_backend.shaders.lane_sampler import (
     ENTRY_RUN,
-    HMM_RW_BINDINGS,
     LANE_SAMPLER_BINDINGS,
     SUBGROUP_MARK,
     dispatch_starts,
@@ -119,7 +118,7 @@ class LaneSampler:
         # llvmpipe ends an invocation's loops past its limit (shaders/lane_sampler.py): there
         # a run is split (its own module), on a GPU it is one dispatch
         self.bounded_loops = hmm.device.info.adapter_type == "CPU"
-        self.cache = PipelineCache(hmm.device.handle, HMM_RW_BINDINGS, LANE_SAMPLER_BINDINGS)
+        self.cache = PipelineCache(hmm.device.handle, HMM_BINDINGS, LANE_SAMPLER_BINDINGS)
         for K in states:
             self.cache.get(self.source(K, COMPILED_WINDOW), K, hmm.lane_threads, ENTRY_RUN)
         self._usage = _usage()

@@ -16,6 +16,7 @@ not depend on the data (-T/2 log 2 pi, the priors' normalisers) are added on the
 from __future__ import annotations
 
 from gpu_backend.shaders.accumulate import ACC_F64, ACC_KAHAN, Accumulate
+from gpu_backend.shaders.lane_io import LANES_IO, PRIVATE_IO
 
 ENTRY_VALUE_GRAD = "value_grad"
 ENTRY_PREDICTIVE = "predictive"
@@ -36,9 +37,7 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> y: array<f32>;                 // [T, lanes]
-@group(0) @binding(2) var<storage, {THETA}> theta: array<f32>;          // [lanes, D]
-@group(0) @binding(3) var<storage, read_write> out_value: array<vec2<f32>>;  // [lanes]
-@group(0) @binding(4) var<storage, read_write> out_vec: array<f32>;     // [lanes, D or K+2]
+{LANE_IO}
 @group(0) @binding(5) var<storage, read_write> alpha_store: array<f32>; // [T, K, lanes]
 
 const DM: u32 = K * K + K;  // parameters of one lane (regime_model.params.n_params)
@@ -59,7 +58,7 @@ fn sigmoid(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
 
 fn load_model(lane: u32) -> Model {
     var x: Theta;
-    for (var d = 0u; d < DM; d++) { x[d] = theta[lane * params.D + d]; }
+    for (var d = 0u; d < DM; d++) { x[d] = theta[pbase(lane) + d]; }
     return model_of(x);
 }
 
@@ -201,7 +200,7 @@ fn alpha_prior(i: u32, j: u32) -> f32 {
 
 // Pulls the sums back to theta, adds the prior's gradient; returns the prior's value terms.
 fn write_gradient(m: Model, s: Sums, lane: u32, value: Acc) -> Acc {
-    let base = lane * params.D;
+    let base = pbase(lane);
     var v = value;
     for (var k = 0u; k < K; k++) {
         let zp = (m.mu[k] - params.mu_loc) / params.mu_scale;
@@ -245,7 +244,7 @@ fn value_grad(@builtin(global_invocation_id) gid: vec3<u32>) {
     let m = load_model(lane);
     let f = forward(m, lane, true);
     let s = backward(m, lane);
-    out_value[lane] = acc_split(write_gradient(m, s, lane, f.ll));
+    out_value[vslot(lane)] = acc_split(write_gradient(m, s, lane, f.ll));
 }
 """
 
@@ -283,16 +282,17 @@ fn predictive(@builtin(global_invocation_id) gid: vec3<u32>) {
     let m = load_model(lane);
     let f = forward(m, lane, false);
     write_predictive(m, f.a, lane);
-    out_value[lane] = acc_split(f.ll);
+    out_value[vslot(lane)] = acc_split(f.ll);
 }
 """
 
 
-def hmm_source(K: int, workgroup: int, accumulate: Accumulate, theta_writable: bool = False) -> str:
+def hmm_source(K: int, workgroup: int, accumulate: Accumulate, private_io: bool = False) -> str:
     """The WGSL module (both entry points) for K states; array sizes need code generation.
-    `theta_writable`: theta bound read-write, for a module whose sampler moves it."""
+    `private_io`: theta, out_value and out_vec private to the invocation (shaders/lane_io.py), for
+    the lane sampler, which uses none of this module's entry points."""
     acc = ACC_F64 if accumulate == "f64" else ACC_KAHAN
     common = _COMMON.replace("{K}", str(K)).replace("{WG}", str(workgroup))
-    common = common.replace("{THETA}", "read_write" if theta_writable else "read")
+    common = common.replace("{LANE_IO}", PRIVATE_IO if private_io else LANES_IO)
     common = common.replace("{SOFTPLUS}", SOFTPLUS_WGSL)
     return common + acc.replace("{K}", str(K)) + _VALUE_GRAD + _PREDICTIVE

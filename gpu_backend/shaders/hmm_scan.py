@@ -156,7 +156,9 @@ fn gradient_of(m: Model, lane: u32, j: u32, c: Chunk) {
     if (owns_last_bar(c)) { last_filtered = f.a; }
     let mine = to_sums(backward_chunk(v, starts.after, starts.before, c.t0, c.t1));
     let total = reduce(pack(f.ll, mine), j);
-    if (j == 0u) { out_value[lane] = acc_split(write_gradient(m, unpack(total), lane, total[0])); }
+    if (j == 0u) {
+        out_value[vslot(lane)] = acc_split(write_gradient(m, unpack(total), lane, total[0]));
+    }
 }
 
 // The filtered message at the last bar (returned by the thread that owns that bar) and the
@@ -195,7 +197,7 @@ fn predictive_scan(@builtin(workgroup_id) wid: vec3<u32>,
     for (var i = 0u; i < NV; i++) { mine[i] = acc_zero(); }
     mine[0] = out.f.ll;
     let total = reduce(mine, j);
-    if (j == 0u) { out_value[lane] = acc_split(total[0]); }
+    if (j == 0u) { out_value[vslot(lane)] = acc_split(total[0]); }
     if (out.last) { write_predictive(m, to_array(out.f.a), lane); }
 }
 """

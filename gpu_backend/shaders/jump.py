@@ -27,7 +27,7 @@ fn n_states_of(D: u32) -> u32 {
 fn logit_cell(a: u32, b: u32, K: u32) -> u32 { return a * (K - 1u) + select(b - 1u, b, b < a); }
 
 fn jump_words(l: u32) -> vec4<u32> {
-    let u = l * NW;
+    let u = wbase(l);
     let iteration = us[u + {IT}u] - sp.warmup;
     return philox(vec4<u32>({SHIFT}u << 24u, iteration, us[u + 2u], us[u + 3u]),
                   vec2<u32>(us[u], us[u + 1u]));
@@ -35,7 +35,7 @@ fn jump_words(l: u32) -> vec4<u32> {
 
 fn jump_propose_lane(l: u32) {
     let b = fbase(l);
-    let t = l * sp.D;
+    let t = pbase(l);
     let K = n_states_of(sp.D);
     let E = K - 1u;  // the sigma gaps eta
     let up = (jump_words(l).x & 0x80000000u) == 0u;
@@ -57,16 +57,17 @@ fn jump_propose_lane(l: u32) {
 
 fn jump_finish_lane(l: u32) {
     let s = scalar(l);
-    var ok = finite(out_value[l].x) && finite(out_value[l].y);
+    let v = out_value[vslot(l)];
+    var ok = finite(v.x) && finite(v.y);
     for (var d = 0u; d < sp.D; d++) {
-        ok = ok && finite(theta[l * sp.D + d]) && finite(out_vec[l * sp.D + d]);
+        ok = ok && finite(theta[pbase(l) + d]) && finite(out_vec[pbase(l) + d]);
     }
     let w = jump_words(l);
-    let gain = (out_value[l].x - fs[s + {LP_HI}u]) + (out_value[l].y - fs[s + {LP_LO}u]);
-    let start_ok = us[l * NW + {OK}u] == 1u;
+    let gain = (v.x - fs[s + {LP_HI}u]) + (v.y - fs[s + {LP_LO}u]);
+    let start_ok = us[wbase(l) + {OK}u] == 1u;
     // While sampling, the move's acceptance probability min(1, exp(gain)) adds to the
     // lane's sum (jump_move.jumped's rate: 1 leaving a faulted start, 0 to a faulted end).
-    if (us[l * NW + {IT}u] >= sp.warmup) {
+    if (us[wbase(l) + {IT}u] >= sp.warmup) {
         let rate = select(0.0, select(1.0, exp(min(gain, 0.0)), start_ok), ok);
         fs[s + {SHIFT_SUM}u] = fs[s + {SHIFT_SUM}u] + rate;
     }

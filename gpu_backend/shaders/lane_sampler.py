@@ -5,7 +5,9 @@ shaders/sampler.py's one-thread-per-lane steps need a dispatch per leapfrog step
 each other, so nothing forces that: here one workgroup runs its lane's whole update, the
 window loaded into workgroup memory once. Thread 0 does the per-lane scalar work with
 sampler.py's own functions (momentum from the device Philox, drift, kick, the Metropolis
-test, the step-size search, the draw's record); every thread takes part in each gradient
+test, the step-size search, the draw's record), on its own copy of the lane's state and
+trajectory, loaded at the run's start and stored at its end (shaders/lane_io.py: 13-18 %
+less time where the GPU is full, docs/benchmarks.md); every thread takes part in each gradient
 (shaders/hmm_scan.py's parallel-in-time forward-backward), the position handed to them
 through workgroup memory. After each draw the workgroup writes what the strategy reads
 (P(regime | window), the next return's predictive mean and variance) from the filtered
@@ -18,8 +20,9 @@ times: a longer run would silently stop moving its chains, so there the run is s
 dispatches of at most `gradient_budget` gradient evaluations, each going on from the lanes'
 iteration count (`dispatch_starts`: the host's copy of the kernel's rule).
 
-Bindings: group 0 is the HMM kernels' own (theta read-write: the trajectory moves it);
-group 1 the sampler's state and outputs.
+Bindings: group 0 is the HMM kernels' own (of which the module reads the params and, for a
+batch without a returns ring, y: the trajectory's theta and the gradient there are thread
+0's registers); group 1 the sampler's state and outputs.
 """
 
 from __future__ import annotations
@@ -29,14 +32,12 @@ import functools
 import numpy as np
 import numpy.typing as npt
 
-from gpu_backend.pipeline_cache import HMM_BINDINGS
 from gpu_backend.shaders.accumulate import Accumulate
 from gpu_backend.shaders.hmm import hmm_source
 from gpu_backend.shaders.hmm_scan import lane_threads_for, scan_source
 from gpu_backend.shaders.sampler import U_IT, U_SCHEDULE, sampler_functions
 
 ENTRY_RUN = "run_lanes"
-HMM_RW_BINDINGS = (*HMM_BINDINGS[:2], "storage", *HMM_BINDINGS[3:])
 LANE_SAMPLER_BINDINGS: tuple[str, ...] = (
     "uniform",
     "storage",
@@ -51,8 +52,8 @@ LANE_SAMPLER_BINDINGS: tuple[str, ...] = (
 
 _DECLARATIONS = """
 @group(1) @binding(0) var<uniform> sp: Sp;
-@group(1) @binding(1) var<storage, read_write> fs: array<f32>;     // [lanes, 4 D + NS]
-@group(1) @binding(2) var<storage, read_write> us: array<u32>;     // [lanes, NW]
+@group(1) @binding(1) var<storage, read_write> lane_fs: array<f32>;  // [lanes, 4 D + NS]
+@group(1) @binding(2) var<storage, read_write> lane_us: array<u32>;  // [lanes, NW]
 @group(1) @binding(3) var<storage, read> steps: array<u32>;  // [schedules, iterations]
 // draws [lanes, S, D], then energy [lanes, S]
 @group(1) @binding(4) var<storage, read_write> out: array<f32>;
@@ -64,6 +65,28 @@ _DECLARATIONS = """
 @group(1) @binding(6) var<storage, read> ring: array<f32>;
 @group(1) @binding(7) var<storage, read> scale: array<f32>;
 @group(1) @binding(8) var<storage, read> rows: array<u32>;
+
+// Thread 0's copy of its lane's state (shaders/sampler.py's layout) for the whole dispatch:
+// loaded at the start, stored at the end, in registers between (its loops over the
+// parameters run to the constant DM). The sampler's functions read and write it, and the
+// trajectory's position, gradient and log density (theta, out_vec, out_value: private in
+// this module: shaders/lane_io.py) never go through memory.
+const FS_LANE: u32 = 4u * DM + NS;
+var<private> fs: array<f32, FS_LANE>;
+var<private> us: array<u32, NW>;
+fn fbase(l: u32) -> u32 { return 0u; }
+fn wbase(l: u32) -> u32 { return 0u; }
+
+fn load_state(lane: u32) {
+    for (var i = 0u; i < FS_LANE; i++) { fs[i] = lane_fs[lane * FS_LANE + i]; }
+    for (var i = 0u; i < NW; i++) { us[i] = lane_us[lane * NW + i]; }
+    for (var d = 0u; d < DM; d++) { theta[d] = fs[d]; }  // the trajectory starts at the lane
+}
+
+fn store_state(lane: u32) {
+    for (var i = 0u; i < FS_LANE; i++) { lane_fs[lane * FS_LANE + i] = fs[i]; }
+    for (var i = 0u; i < NW; i++) { lane_us[lane * NW + i] = us[i]; }
+}
 """
 
 _RUN = """
@@ -73,7 +96,7 @@ _RUN = """
 var<workgroup> shared_x: Theta;
 
 fn share_position(lane: u32, j: u32) {
-    if (j == 0u) { for (var d = 0u; d < DM; d++) { shared_x[d] = theta[lane * sp.D + d]; } }
+    if (j == 0u) { for (var d = 0u; d < DM; d++) { shared_x[d] = theta[pbase(lane) + d]; } }
     workgroupBarrier();
 }
 
@@ -131,10 +154,11 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
              @builtin(local_invocation_index) j: u32{SUBGROUP_ARG}) {
     let lane = wid.y * groups.x + wid.x;
     if (lane >= params.lanes) { return; }
-{SUBGROUP_CHECK}    var c: Chunk;
+{SUBGROUP_CHECK}    if (j == 0u) { load_state(lane); }
+    var c: Chunk;
     if (sp.chains > 0u) { c = load_ring_window(lane, j); } else { c = load_window(lane, j); }
 {START}
-    if (j == 0u) { shared_schedule = us[lane * NW + {SCHEDULE}u]; }
+    if (j == 0u) { shared_schedule = us[{SCHEDULE}u]; }
     let schedule = workgroupUniformLoad(&shared_schedule) * (sp.warmup + sp.draws);
     // Gradient evaluations in this dispatch: the start's (or a later dispatch's filter at
     // the lane's position, counted as one), then each iteration's.
@@ -171,6 +195,7 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
         follow_move(j);
         if (it >= sp.warmup) { record_predictive(lane, j, c, it - sp.warmup); }
     }
+    if (j == 0u) { store_state(lane); }
 }
 """
 
@@ -179,7 +204,7 @@ fn run_lanes(@builtin(workgroup_id) wid: vec3<u32>,
 # that would pass its budget; an unsplit run (a GPU's) starts at 0 and runs to the end, so
 # its module is the one it was before runs could be split.
 _SPLIT = {
-    "{START}": """    if (j == 0u) { shared_start = us[lane * NW + {IT}u]; }
+    "{START}": """    if (j == 0u) { shared_start = us[{IT}u]; }
     let start = workgroupUniformLoad(&shared_start);""",
     # A later dispatch's lanes start where an earlier dispatch left them, whose gradients
     # (and their filtered messages) this invocation never saw: filter the positions once.
@@ -204,7 +229,7 @@ _SUBGROUPS = {
     "{SUBGROUP_CHECK}": f"""    if (j == 0u) {{ shared_subgroup = subgroup; }}
     let threads = workgroupUniformLoad(&shared_subgroup);
     if (threads != LT) {{
-        if (j == 0u) {{ us[lane * NW + {{IT}}u] = {SUBGROUP_MARK}u | threads; }}
+        if (j == 0u) {{ lane_us[lane * NW + {{IT}}u] = {SUBGROUP_MARK}u | threads; }}
         return;
     }}
 """,
@@ -262,9 +287,9 @@ def lane_sampler_source(
     for hole, text in holes.items():
         run = run.replace(hole, text)
     return (
-        hmm_source(K, workgroup, accumulate, theta_writable=True)
+        hmm_source(K, workgroup, accumulate, private_io=True)
         + scan_source(K, lt, capacity, subgroups)
-        + sampler_functions(workgroup, _DECLARATIONS)
+        + sampler_functions(workgroup, _DECLARATIONS, dims="DM")
         + run.replace("{LT}", str(lt)).replace("{IT}", str(U_IT))
         .replace("{SCHEDULE}", str(U_SCHEDULE))
     )

@@ -15,6 +15,8 @@ Same association as regime_model.hmc and regime_model.adaptation, in float32. Fa
 
 from __future__ import annotations
 
+import re
+
 from gpu_backend.shaders.hmm import SOFTPLUS_WGSL
 from gpu_backend.shaders.jump import JUMP_WGSL
 from gpu_backend.shaders.philox import PHILOX_WGSL
@@ -63,7 +65,8 @@ struct Sp {
 
 {DECLARATIONS}
 fn finite(v: f32) -> bool { return (bitcast<u32>(v) & 0x7F800000u) != 0x7F800000u; }
-fn fbase(l: u32) -> u32 { return l * (4u * sp.D + NS); }
+// Where lane l's floats (fbase) and words (wbase) start in `fs` and `us`: the
+// declarations define both (the lanes' buffers here; a lane's own copy in the lane sampler).
 fn scalar(l: u32) -> u32 { return fbase(l) + 4u * sp.D; }
 
 fn kinetic(l: u32, p_at: u32) -> f32 {
@@ -79,18 +82,18 @@ fn kinetic(l: u32, p_at: u32) -> f32 {
 // The starting state's log density and gradient, sanitised like hmc.init.
 fn init_lane(l: u32) {
     let b = fbase(l);
-    var ok = finite(out_value[l].x) && finite(out_value[l].y);
-    for (var d = 0u; d < sp.D; d++) { ok = ok && finite(out_vec[l * sp.D + d]); }
-    for (var d = 0u; d < sp.D; d++) { fs[b + sp.D + d] = select(0.0, out_vec[l * sp.D + d], ok); }
-    fs[scalar(l) + {LP_HI}u] = select(0.0, out_value[l].x, ok);
-    fs[scalar(l) + {LP_LO}u] = select(0.0, out_value[l].y, ok);
-    us[l * NW + {OK}u] = select(0u, 1u, ok);
+    var ok = finite(out_value[vslot(l)].x) && finite(out_value[vslot(l)].y);
+    for (var d = 0u; d < sp.D; d++) { ok = ok && finite(out_vec[pbase(l) + d]); }
+    for (var d = 0u; d < sp.D; d++) { fs[b + sp.D + d] = select(0.0, out_vec[pbase(l) + d], ok); }
+    fs[scalar(l) + {LP_HI}u] = select(0.0, out_value[vslot(l)].x, ok);
+    fs[scalar(l) + {LP_LO}u] = select(0.0, out_value[vslot(l)].y, ok);
+    us[wbase(l) + {OK}u] = select(0u, 1u, ok);
 }
 
 // Momentum ~ N(0, inv_mass^-1) from rng.Purpose.MOMENTUM, kinetic energy, opening half kick.
 fn begin_lane(l: u32) {
     let b = fbase(l);
-    let u = l * NW;
+    let u = wbase(l);
     // Iterations count from the start of sampling (sampler._transition), wrapping below 0.
     let iteration = us[u + {IT}u] - sp.warmup;
     let key = vec2<u32>(us[u], us[u + 1u]);
@@ -105,35 +108,35 @@ fn begin_lane(l: u32) {
     let eps = fs[scalar(l) + {EPS}u];
     for (var d = 0u; d < sp.D; d++) {
         fs[p_at + d] = fs[p_at + d] + 0.5 * eps * fs[b + sp.D + d];
-        theta[l * sp.D + d] = fs[b + d];
+        theta[pbase(l) + d] = fs[b + d];
     }
     us[u + {TAKEN}u] = 0u;
 }
 
 // The lane's leapfrog steps at iteration `it`: steps is [schedules, iterations].
 fn steps_at(l: u32, it: u32) -> u32 {
-    return steps[us[l * NW + {SCHEDULE}u] * (sp.warmup + sp.draws) + it];
+    return steps[us[wbase(l) + {SCHEDULE}u] * (sp.warmup + sp.draws) + it];
 }
 
 fn drift_lane(l: u32) {
-    if (us[l * NW + {TAKEN}u] >= steps_at(l, us[l * NW + {IT}u])) { return; }
+    if (us[wbase(l) + {TAKEN}u] >= steps_at(l, us[wbase(l) + {IT}u])) { return; }
     let b = fbase(l);
     let eps = fs[scalar(l) + {EPS}u];
     for (var d = 0u; d < sp.D; d++) {
-        let i = l * sp.D + d;
+        let i = pbase(l) + d;
         theta[i] = theta[i] + (eps * fs[b + 3u * sp.D + d]) * fs[b + 2u * sp.D + d];
     }
 }
 
 fn kick_lane(l: u32) {
-    let c = us[l * NW + {TAKEN}u];
-    let n = steps_at(l, us[l * NW + {IT}u]);
+    let c = us[wbase(l) + {TAKEN}u];
+    let n = steps_at(l, us[wbase(l) + {IT}u]);
     if (c >= n) { return; }
     let eps = fs[scalar(l) + {EPS}u];
     let h = select(eps, 0.5 * eps, c + 1u == n);
     let p_at = fbase(l) + 2u * sp.D;
-    for (var d = 0u; d < sp.D; d++) { fs[p_at + d] = fs[p_at + d] + h * out_vec[l * sp.D + d]; }
-    us[l * NW + {TAKEN}u] = c + 1u;
+    for (var d = 0u; d < sp.D; d++) { fs[p_at + d] = fs[p_at + d] + h * out_vec[pbase(l) + d]; }
+    us[wbase(l) + {TAKEN}u] = c + 1u;
 }
 """
 
@@ -145,25 +148,26 @@ struct Outcome { accept: bool, rate: f32, divergent: bool, energy: f32 };
 fn metropolis(l: u32, iteration: u32) -> Outcome {
     let b = fbase(l);
     let s = scalar(l);
-    var ok = finite(out_value[l].x) && finite(out_value[l].y);
+    let v = out_value[vslot(l)];
+    var ok = finite(v.x) && finite(v.y);
     for (var d = 0u; d < sp.D; d++) {
-        let i = l * sp.D + d;
+        let i = pbase(l) + d;
         ok = ok && finite(theta[i]) && finite(fs[b + 2u * sp.D + d]) && finite(out_vec[i]);
     }
     let k1 = kinetic(l, b + 2u * sp.D);
     ok = ok && finite(k1);
-    let start_ok = us[l * NW + {OK}u] == 1u;
-    let lp_diff = (out_value[l].x - fs[s + {LP_HI}u]) + (out_value[l].y - fs[s + {LP_LO}u]);
+    let start_ok = us[wbase(l) + {OK}u] == 1u;
+    let lp_diff = (v.x - fs[s + {LP_HI}u]) + (v.y - fs[s + {LP_LO}u]);
     let delta = (k1 - fs[s + {K0}u]) - lp_diff;
-    let w = philox(vec4<u32>(1u << 24u, iteration, us[l * NW + 2u], us[l * NW + 3u]),
-                   vec2<u32>(us[l * NW], us[l * NW + 1u]));
+    let w = philox(vec4<u32>(1u << 24u, iteration, us[wbase(l) + 2u], us[wbase(l) + 3u]),
+                   vec2<u32>(us[wbase(l)], us[wbase(l) + 1u]));
     var o: Outcome;
     // Leaving a faulted start: delta = -inf on the host, always accepted.
     o.accept = ok && (!start_ok || delta <= 0.0 || log_uniform_of(w.x, w.y) < -delta);
     o.rate = select(0.0, select(1.0, exp(-max(delta, 0.0)), start_ok), ok);
     o.divergent = !ok || (start_ok && delta > {DIVERGENCE});
     let h0 = fs[s + {K0}u] - (fs[s + {LP_HI}u] + fs[s + {LP_LO}u]);
-    o.energy = select(h0, k1 - (out_value[l].x + out_value[l].y), o.accept);
+    o.energy = select(h0, k1 - (v.x + v.y), o.accept);
     return o;
 }
 
@@ -187,18 +191,18 @@ fn take_theta(l: u32) {
     took_theta = true;
     let b = fbase(l);
     for (var d = 0u; d < sp.D; d++) {
-        fs[b + d] = theta[l * sp.D + d];
-        fs[b + sp.D + d] = out_vec[l * sp.D + d];
+        fs[b + d] = theta[pbase(l) + d];
+        fs[b + sp.D + d] = out_vec[pbase(l) + d];
     }
-    fs[scalar(l) + {LP_HI}u] = out_value[l].x;
-    fs[scalar(l) + {LP_LO}u] = out_value[l].y;
-    us[l * NW + {OK}u] = 1u;
+    fs[scalar(l) + {LP_HI}u] = out_value[vslot(l)].x;
+    fs[scalar(l) + {LP_LO}u] = out_value[vslot(l)].y;
+    us[wbase(l) + {OK}u] = 1u;
 }
 
 fn finish_lane(l: u32) {
     let b = fbase(l);
     let s = scalar(l);
-    let it = us[l * NW + {IT}u];
+    let it = us[wbase(l) + {IT}u];
     let o = metropolis(l, it - sp.warmup);
     if (o.accept) { take_theta(l); }
     if (it < sp.warmup) {
@@ -208,9 +212,9 @@ fn finish_lane(l: u32) {
         for (var d = 0u; d < sp.D; d++) { out[draw * sp.D + d] = fs[b + d]; }
         out[sp.lanes * sp.draws * sp.D + draw] = o.energy;
         fs[s + {ACC_SUM}u] = fs[s + {ACC_SUM}u] + o.rate;
-        us[l * NW + {DIVERGENT}u] = us[l * NW + {DIVERGENT}u] + select(0u, 1u, o.divergent);
+        us[wbase(l) + {DIVERGENT}u] = us[wbase(l) + {DIVERGENT}u] + select(0u, 1u, o.divergent);
     }
-    us[l * NW + {IT}u] = it + 1u;
+    us[wbase(l) + {IT}u] = it + 1u;
 }
 """
 
@@ -227,6 +231,10 @@ _STANDALONE = """
 @group(0) @binding(6) var<storage, read> steps: array<u32>;        // [iterations]
 // draws [lanes, S, D], then energy [lanes, S]
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
+fn fbase(l: u32) -> u32 { return l * (4u * sp.D + NS); }
+fn wbase(l: u32) -> u32 { return l * NW; }
+fn pbase(l: u32) -> u32 { return l * sp.D; }
+fn vslot(l: u32) -> u32 { return l; }
 """
 
 # One thread per lane, one dispatch per step (wgpu_sampler records them in one pass): each
@@ -250,8 +258,11 @@ fn {entry}(@builtin(global_invocation_id) gid: vec3<u32>) {{
     )
 
 
-def sampler_functions(workgroup: int, declarations: str) -> str:
-    """Philox and the per-lane sampler steps over `declarations` (the bindings)."""
+def sampler_functions(workgroup: int, declarations: str, dims: str = "sp.D") -> str:
+    """Philox and the per-lane sampler steps over `declarations` (the bindings, and where a
+    lane's state starts: fbase, wbase). `dims`: the WGSL expression of a lane's parameter
+    count; a module built for one K passes its constant, so that the loops over parameters
+    unroll and a lane's private state can live in registers (shaders/lane_sampler.py)."""
     from regime_model import hmc, step_size  # noqa: PLC0415 - constants only
 
     names = {
@@ -266,7 +277,7 @@ def sampler_functions(workgroup: int, declarations: str) -> str:
     source = PHILOX_WGSL + _SOURCE.replace("{DECLARATIONS}", declarations) + _FINISH + JUMP_WGSL
     for name, value in names.items():
         source = source.replace("{" + name + "}", str(value))
-    return source
+    return re.sub(r"\bsp\.D\b", dims, source)
 
 
 ENTRIES = tuple(_LANE_FUNCTIONS)
