@@ -1,10 +1,11 @@
 # ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
 """Which parts of a gradient set the one-dispatch lane sampler's run: `python
-docs/bench-results/lane_parts.py [--runs R] [N ...]` (default 5 runs, 8 268) runs one warm
-batch of N instruments (K = 2, 4 chains, T = 256, 32 threads per lane, the daemon's 15
-warm-up iterations and 40 draws, after a cold update on the same backend) with the module
-as built and with one part of each gradient taken out of its source, R times after one
-untimed run each, and prints one JSON line per variant: the median run's wall ms and the
+docs/bench-results/lane_parts.py [--runs R] [--only VARIANT] [N ...]` (default 5 runs, every
+variant, 8 268) runs one warm batch of N instruments (K = 2, 4 chains, T = 256, 32 threads
+per lane, the daemon's 15 warm-up iterations and 40 draws, after a cold update on the same
+backend) with the module as built and with one part of each gradient taken out of its
+source, R times after one untimed run each, and prints one JSON line per variant (`--only
+"as built"`: that one alone, to compare trees): the median run's wall ms and the
 microseconds per gradient (wall / a lane's gradient evaluations). A variant's draws are
 meaningless (its chains do not sample the posterior); its run has the same iterations and
 gradient count, so what it saves is what that part costs. A measurement, not a sampler.
@@ -138,7 +139,7 @@ def _variant(source: str, edits: list[tuple[str, str]]) -> str:
     return source
 
 
-def measure(n: int, runs: int = 5) -> None:
+def measure(n: int, runs: int = 5, only: str | None = None) -> None:
     T = 256
     series = 0.01 * regime_returns(n, T + 2, np.random.default_rng(0))
     keys, spec = np.arange(n, dtype=np.uint32), ModelSpec(extend_max=0, window=T)
@@ -149,6 +150,8 @@ def measure(n: int, runs: int = 5) -> None:
     assert lane is not None
     built = lane.source
     for name, edits in VARIANTS.items():
+        if only is not None and name != only:
+            continue
         if any(old not in built(2, T) for old, _ in edits):  # another tree's variant
             print(json.dumps({"variant": name, "skipped": "not in this tree's module"}))
             continue
@@ -164,8 +167,12 @@ def measure(n: int, runs: int = 5) -> None:
 
 
 if __name__ == "__main__":
-    args, runs = sys.argv[1:], 5
-    if args[:1] == ["--runs"]:
-        runs, args = int(args[1]), args[2:]
+    args, runs, only = sys.argv[1:], 5, None
+    while args[:1] in (["--runs"], ["--only"]):
+        if args[0] == "--runs":
+            runs = int(args[1])
+        else:
+            only = args[1]
+        args = args[2:]
     for n in [int(a) for a in args] or [8, 268]:
-        measure(n, runs)
+        measure(n, runs, only)

@@ -1,0 +1,87 @@
+#!/bin/sh
+# The twenty-seventh session's H200 calls (issue 14), 2026-12-04: the lane sampler's
+# thread 0 keeping its lane's state in registers for the whole run.
+# Trees: base27 (a `git archive` tree of 6f12f8b, the session's start), regs1 (a step on
+# the way to 387f896, not kept: the sampler's state words and floats private to thread 0,
+# the position, gradient and log density still in the lanes' buffers), and this tree
+# (387f896: all of them private), carried as scratch/trees/base27 and scratch/trees/regs1.
+# `one`: verify-gpu --quick and the golden digest in this tree; then lane_parts.py's
+# "as built" run at 1,072 and 3,960 lanes (268 and 990 instruments x 4 chains) in each
+# tree, 9 runs, the three trees in turn, twice.
+# `two`: the trial round alternated twice, base27 against this tree (then regs2), own
+# device each.
+# `three`: this tree with docs/bench-results/chunk-loops-to-cmax.patch applied (`git apply`
+# it first; not adopted): a chunk's loops run to the constant CMAX (chunk_alpha in
+# registers): verify-gpu --quick and the golden digest; lane_parts.py "as built" at 1,072
+# and 3,960 lanes in base27, regs2 (387f896's packages, scratch/trees/regs2) and this tree
+# in turn, twice.
+# `four`: the trial round alternated twice, regs2 against this tree (the patch applied).
+# `five`: the trial round with `--shared-device` (one device process joins the workers'
+# first runs into one dispatch, where the lane's state in registers shortened a full
+# GPU's run) against each worker's own device, this tree, alternated twice.
+# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
+set -u
+ROOT=$(pwd)
+SESSION=twentyseventh
+TAG=twentyseventh-2026-12-04
+. "$(dirname "$0")/h200-lib.sh"
+TREES="$ROOT/scratch/trees"
+
+as_built() {  # as_built TREE NAME N: this tree's lane_parts.py, "as built", in TREE
+    in_tree "$1" step "parts-$2-$3" 150 python3 "$ROOT/docs/bench-results/lane_parts.py" \
+        --runs 9 --only "as built" "$3"
+    grep '^{' "$LOGS/parts-$2-$3.log" >>"$OUT/lane-parts-$2-$3-h200-$TAG.jsonl"
+}
+
+case ${1:?one to five} in
+one)
+    verify_digest "$ROOT"
+    bundle one
+    for n in 268 990; do
+        for pass in 1 2; do
+            as_built "$TREES/base27" base27 "$n"
+            as_built "$TREES/regs1" regs1 "$n"
+            as_built "$ROOT" regs2 "$n"
+            bundle one
+        done
+    done
+    ;;
+two)
+    for n in 1 2; do
+        round "$TREES/base27" "base27-$n" wgpu 12 3
+        round "$ROOT" "regs2-$n" wgpu 12 3
+        bundle two
+    done
+    ;;
+three)
+    verify_digest "$ROOT"
+    bundle three
+    for n in 268 990; do
+        for pass in 1 2; do
+            as_built "$TREES/base27" base27-c "$n"
+            as_built "$TREES/regs2" regs2-c "$n"
+            as_built "$ROOT" regs3 "$n"
+            bundle three
+        done
+    done
+    ;;
+four)
+    for n in 1 2; do
+        round "$TREES/regs2" "regs2-d$n" wgpu 12 3
+        round "$ROOT" "regs3-$n" wgpu 12 3
+        bundle four
+    done
+    ;;
+five)
+    for n in 1 2; do
+        # shellcheck disable=SC2086 # TRIAL is a list of flags
+        step "round-shared-$n" 330 python3 -m service.cli bench round $TRIAL --backend wgpu \
+            --bars 12 --pace-s 3 --lead-s 25 --shared-device \
+            --out "$OUT/round-h200-wgpu-shared-$n-$TAG.json"
+        grep -E "warm round|cold round" "$LOGS/round-shared-$n.log" | sed "s/^/shared-$n: /" \
+            >>"$OUT/summary.txt"
+        round "$ROOT" "own-$n" wgpu 12 3
+        bundle five
+    done
+    ;;
+esac
