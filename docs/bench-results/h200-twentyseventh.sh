@@ -19,6 +19,8 @@
 # `five`: the trial round with `--shared-device` (one device process joins the workers'
 # first runs into one dispatch, where the lane's state in registers shortened a full
 # GPU's run) against each worker's own device, this tree, alternated twice.
+# `six`: what a run's wall is made of: lane_parts.py --profile (each run's device ms from
+# its compute pass's timestamps) "as built" at 32, 760, 1,072 and 3,960 lanes, twice.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
 set -u
 ROOT=$(pwd)
@@ -33,7 +35,7 @@ as_built() {  # as_built TREE NAME N: this tree's lane_parts.py, "as built", in 
     grep '^{' "$LOGS/parts-$2-$3.log" >>"$OUT/lane-parts-$2-$3-h200-$TAG.jsonl"
 }
 
-case ${1:?one to five} in
+case ${1:?one to six} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -82,6 +84,13 @@ five)
             >>"$OUT/summary.txt"
         round "$ROOT" "own-$n" wgpu 12 3
         bundle five
+    done
+    ;;
+six)
+    for pass in 1 2; do
+        script "profile-$pass" 200 lane_parts.py --profile --runs 9 --only "as built" \
+            8 190 268 990
+        bundle six
     done
     ;;
 esac

@@ -24,13 +24,19 @@ from regime_model.batches import build_batch
 from regime_model.update import ModelSpec, refresh
 
 
-def timed_runs(backend: WgpuBackend, batch: Any, runs: int) -> tuple[list[float], int]:
-    """The wall ms of `runs` runs of `batch`, one after another, and a lane's gradients."""
+def timed_runs(
+    backend: WgpuBackend, batch: Any, runs: int, device_ms: list[float] | None = None
+) -> tuple[list[float], int]:
+    """The wall ms of `runs` runs of `batch`, one after another, and a lane's gradients;
+    each run's device ms (its compute pass's timestamps) appended to `device_ms` where the
+    backend profiles."""
     walls, evals = [], 0
     for _ in range(runs):
-        t0 = time.perf_counter()
+        ns, t0 = backend.kernels.gpu_ns, time.perf_counter()
         result = backend.run_update(batch)
         walls.append(1e3 * (time.perf_counter() - t0))
+        if device_ms is not None:
+            device_ms.append(1e-6 * (backend.kernels.gpu_ns - ns))
         evals = int(result.gradient_evals)
     return walls, evals
 

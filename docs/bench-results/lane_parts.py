@@ -5,7 +5,9 @@ variant, 8 268) runs one warm batch of N instruments (K = 2, 4 chains, T = 256, 
 per lane, the daemon's 15 warm-up iterations and 40 draws, after a cold update on the same
 backend) with the module as built and with one part of each gradient taken out of its
 source, R times after one untimed run each, and prints one JSON line per variant (`--only
-"as built"`: that one alone, to compare trees): the median run's wall ms and the
+"as built"`: that one alone, to compare trees; `--profile`: each run's device ms too, from
+its compute pass's timestamps, the rest of its wall being the host's): the median run's
+wall ms and the
 microseconds per gradient (wall / a lane's gradient evaluations). A variant's draws are
 meaningless (its chains do not sample the posterior); its run has the same iterations and
 gradient count, so what it saves is what that part costs. A measurement, not a sampler.
@@ -139,11 +141,11 @@ def _variant(source: str, edits: list[tuple[str, str]]) -> str:
     return source
 
 
-def measure(n: int, runs: int = 5, only: str | None = None) -> None:
+def measure(n: int, runs: int = 5, only: str | None = None, profile: bool = False) -> None:
     T = 256
     series = 0.01 * regime_returns(n, T + 2, np.random.default_rng(0))
     keys, spec = np.arange(n, dtype=np.uint32), ModelSpec(extend_max=0, window=T)
-    backend = WgpuBackend(lane_threads=32)
+    backend = WgpuBackend(lane_threads=32, profile=profile)
     _, carries, _ = refresh(series[:, :T], [None] * n, keys, 1, 7, spec, backend)
     batch, _ = build_batch(series[:, 1 : T + 1], carries, keys, 2, 7, spec)
     lane = backend.lane_sampler
@@ -157,22 +159,27 @@ def measure(n: int, runs: int = 5, only: str | None = None) -> None:
             continue
         lane.source = lambda K, T, edits=edits: _variant(built(K, T), edits)  # type: ignore[method-assign]
         backend.run_update(batch)  # compiles
-        walls, evals = timed_runs(backend, batch, runs)
+        device: list[float] = []
+        walls, evals = timed_runs(backend, batch, runs, device if profile else None)
         wall = float(np.median(walls))
         print(json.dumps({"variant": name, "instruments": n, "lanes": 4 * n, "T": T,
                           "wall_ms": round(wall, 2), "walls_ms": [round(w, 2) for w in walls],
                           "gradients_per_lane": evals,
                           "us_per_gradient": round(1e3 * wall / max(evals, 1), 2),
+                          "device_ms": [round(d, 2) for d in device] or None,
                           "adapter": backend.device.info.adapter}), flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
-    args, runs, only = sys.argv[1:], 5, None
-    while args[:1] in (["--runs"], ["--only"]):
+    args, runs, only, profile = sys.argv[1:], 5, None, False
+    while args[:1] in (["--runs"], ["--only"], ["--profile"]):
+        if args[0] == "--profile":
+            profile, args = True, args[1:]
+            continue
         if args[0] == "--runs":
             runs = int(args[1])
         else:
             only = args[1]
         args = args[2:]
     for n in [int(a) for a in args] or [8, 268]:
-        measure(n, runs, only)
+        measure(n, runs, only, profile)
