@@ -7,7 +7,9 @@ size during warm-up, or the draw's record while sampling), all in ONE compute pa
 lane counts its own iteration (`it`) and leapfrog steps (`taken`), so no per-iteration
 value has to reach the device between dispatches. The trajectory's position lives in the
 HMM kernels' `theta` buffer, its gradient in their `out_vec`, its log density (less the
-constant the host adds) in their `out_value` as (hi, lo).
+constant the host adds) in their `out_value` as (hi, lo). The one-dispatch lane sampler
+(shaders/lane_sampler.py) runs the same functions on thread 0's own copies of a lane's
+state and of these three, indexed the same way (fbase, wbase, pbase, vslot).
 
 Same association as regime_model.hmc and regime_model.adaptation, in float32. Faults
 (non-finite values) are judged by their bits: a compiler may assume floats are finite.
@@ -65,8 +67,10 @@ struct Sp {
 
 {DECLARATIONS}
 fn finite(v: f32) -> bool { return (bitcast<u32>(v) & 0x7F800000u) != 0x7F800000u; }
-// Where lane l's floats (fbase) and words (wbase) start in `fs` and `us`: the
-// declarations define both (the lanes' buffers here; a lane's own copy in the lane sampler).
+// Where lane l's floats (fbase) and words (wbase) start in `fs` and `us`, and its position
+// and gradient (pbase) and log density (vslot) in theta, out_vec and out_value: the
+// module's declarations say (the lanes' buffers in the per-step module; in the lane
+// sampler thread 0's own copies, shaders/lane_io.py).
 fn scalar(l: u32) -> u32 { return fbase(l) + 4u * sp.D; }
 
 fn kinetic(l: u32, p_at: u32) -> f32 {
