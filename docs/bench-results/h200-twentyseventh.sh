@@ -21,6 +21,8 @@
 # GPU's run) against each worker's own device, this tree, alternated twice.
 # `six`: what a run's wall is made of: lane_parts.py --profile (each run's device ms from
 # its compute pass's timestamps) "as built" at 32, 760, 1,072 and 3,960 lanes, twice.
+# `seven`: what a trial account's first run is made of: lane_parts.py --profile with every
+# variant at 760 lanes (190 x 4), twice (each variant's device ms, its host part aside).
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
 set -u
 ROOT=$(pwd)
@@ -35,7 +37,7 @@ as_built() {  # as_built TREE NAME N: this tree's lane_parts.py, "as built", in 
     grep '^{' "$LOGS/parts-$2-$3.log" >>"$OUT/lane-parts-$2-$3-h200-$TAG.jsonl"
 }
 
-case ${1:?one to six} in
+case ${1:?one to seven} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -92,5 +94,9 @@ six)
             8 190 268 990
         bundle six
     done
+    ;;
+seven)
+    script parts-profile 400 lane_parts.py --profile --runs 9 190 190
+    bundle seven
     ;;
 esac

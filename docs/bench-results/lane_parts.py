@@ -87,11 +87,12 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
     # thread 0's start of an iteration: momenta from Philox, kinetic energy, half kick
     "no begin_lane": [("if (j == 0u) { begin_lane(lane); }", "")],
     # thread 0's end of an iteration: the Metropolis test, step size, the draw's record
-    # (the iteration count still moves on: the run's loops and checks read it)
+    # (the iteration count still moves on: the run's loops and checks read it; wbase: the
+    # lane's words are thread 0's own copy since 387f896)
     "no finish_lane": [
         (
             "if (j == 0u) { took_theta = false; finish_lane(lane); }",
-            f"if (j == 0u) {{ us[lane * NW + {U_IT}u] = us[lane * NW + {U_IT}u] + 1u; }}",
+            f"if (j == 0u) {{ us[wbase(lane) + {U_IT}u] = us[wbase(lane) + {U_IT}u] + 1u; }}",
         )
     ],
     # thread 0's part of the level-shift move (its gradient stays)
