@@ -23,6 +23,9 @@
 # its compute pass's timestamps) "as built" at 32, 760, 1,072 and 3,960 lanes, twice.
 # `seven`: what a trial account's first run is made of: lane_parts.py --profile with every
 # variant at 760 lanes (190 x 4), twice (each variant's device ms, its host part aside).
+# `eight`: the GPU's clocks while a run is latency-bound: nvidia-smi's SM clock, power and
+# utilisation every 50 ms (smi-*.csv) during lane_parts.py --profile "as built" at 32, 760,
+# 1,072 and 3,960 lanes, then during the trial round.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
 set -u
 ROOT=$(pwd)
@@ -37,7 +40,7 @@ as_built() {  # as_built TREE NAME N: this tree's lane_parts.py, "as built", in 
     grep '^{' "$LOGS/parts-$2-$3.log" >>"$OUT/lane-parts-$2-$3-h200-$TAG.jsonl"
 }
 
-case ${1:?one to seven} in
+case ${1:?one to eight} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -98,5 +101,20 @@ six)
 seven)
     script parts-profile 400 lane_parts.py --profile --runs 9 190 190
     bundle seven
+    ;;
+eight)
+    smi() {  # smi NAME: nvidia-smi's readings every 50 ms until killed
+        nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.max.sm,utilization.gpu,power.draw \
+            --format=csv,noheader -lms 50 >"$OUT/smi-h200-$1-$TAG.csv" 2>&1 &
+        SMI=$!
+    }
+    smi parts
+    script clocks-parts 200 lane_parts.py --profile --runs 9 --only "as built" 8 190 268 990
+    kill "$SMI"
+    bundle eight
+    smi round
+    round "$ROOT" clocks wgpu 12 3
+    kill "$SMI"
+    bundle eight
     ;;
 esac
