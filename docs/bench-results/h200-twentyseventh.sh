@@ -26,6 +26,8 @@
 # `eight`: the GPU's clocks while a run is latency-bound: nvidia-smi's SM clock, power and
 # utilisation every 50 ms (smi-*.csv) during lane_parts.py --profile "as built" at 32, 760,
 # 1,072 and 3,960 lanes, then during the trial round.
+# `nine`: the sums over time as f64 (the H200's default) against compensated float32
+# (Kahan): lane_parts.py --profile "as built" at 760 and 3,960 lanes, alternated twice.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
 set -u
 ROOT=$(pwd)
@@ -40,7 +42,7 @@ as_built() {  # as_built TREE NAME N: this tree's lane_parts.py, "as built", in 
     grep '^{' "$LOGS/parts-$2-$3.log" >>"$OUT/lane-parts-$2-$3-h200-$TAG.jsonl"
 }
 
-case ${1:?one to eight} in
+case ${1:?one to nine} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -116,5 +118,14 @@ eight)
     round "$ROOT" clocks wgpu 12 3
     kill "$SMI"
     bundle eight
+    ;;
+nine)
+    script sums-warm 100 lane_parts.py --runs 9 --only "as built" 190
+    for pass in 1 2; do
+        script "sums-f64-$pass" 100 lane_parts.py --profile --runs 9 --only "as built" 190 990
+        script "sums-kahan-$pass" 100 lane_parts.py --profile --kahan --runs 9 \
+            --only "as built" 190 990
+        bundle nine
+    done
     ;;
 esac

@@ -6,8 +6,8 @@ per lane, the daemon's 15 warm-up iterations and 40 draws, after a cold update o
 backend) with the module as built and with one part of each gradient taken out of its
 source, R times after one untimed run each, and prints one JSON line per variant (`--only
 "as built"`: that one alone, to compare trees; `--profile`: each run's device ms too, from
-its compute pass's timestamps, the rest of its wall being the host's): the median run's
-wall ms and the
+its compute pass's timestamps, the rest of its wall being the host's; `--kahan`: the sums
+over time in compensated float32, not the adapter's f64): the median run's wall ms and the
 microseconds per gradient (wall / a lane's gradient evaluations). A variant's draws are
 meaningless (its chains do not sample the posterior); its run has the same iterations and
 gradient count, so what it saves is what that part costs. A measurement, not a sampler.
@@ -142,11 +142,13 @@ def _variant(source: str, edits: list[tuple[str, str]]) -> str:
     return source
 
 
-def measure(n: int, runs: int = 5, only: str | None = None, profile: bool = False) -> None:
+def measure(
+    n: int, runs: int = 5, only: str | None = None, profile: bool = False, kahan: bool = False
+) -> None:
     T = 256
     series = 0.01 * regime_returns(n, T + 2, np.random.default_rng(0))
     keys, spec = np.arange(n, dtype=np.uint32), ModelSpec(extend_max=0, window=T)
-    backend = WgpuBackend(lane_threads=32, profile=profile)
+    backend = WgpuBackend(lane_threads=32, profile=profile, accumulate="kahan" if kahan else None)
     _, carries, _ = refresh(series[:, :T], [None] * n, keys, 1, 7, spec, backend)
     batch, _ = build_batch(series[:, 1 : T + 1], carries, keys, 2, 7, spec)
     lane = backend.lane_sampler
@@ -168,14 +170,16 @@ def measure(n: int, runs: int = 5, only: str | None = None, profile: bool = Fals
                           "gradients_per_lane": evals,
                           "us_per_gradient": round(1e3 * wall / max(evals, 1), 2),
                           "device_ms": [round(d, 2) for d in device] or None,
+                          "sums": backend.kernels.accumulate,
                           "adapter": backend.device.info.adapter}), flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
-    args, runs, only, profile = sys.argv[1:], 5, None, False
-    while args[:1] in (["--runs"], ["--only"], ["--profile"]):
-        if args[0] == "--profile":
-            profile, args = True, args[1:]
+    args, runs, only, profile, kahan = sys.argv[1:], 5, None, False, False
+    while args[:1] in (["--runs"], ["--only"], ["--profile"], ["--kahan"]):
+        if args[0] in ("--profile", "--kahan"):
+            profile, kahan = profile or args[0] == "--profile", kahan or args[0] == "--kahan"
+            args = args[1:]
             continue
         if args[0] == "--runs":
             runs = int(args[1])
@@ -183,4 +187,4 @@ if __name__ == "__main__":
             only = args[1]
         args = args[2:]
     for n in [int(a) for a in args] or [8, 268]:
-        measure(n, runs, only, profile)
+        measure(n, runs, only, profile, kahan)
