@@ -95,6 +95,19 @@ def test_the_one_dispatch_update_makes_the_host_accept_decisions(
     assert (agreement.shifted_lanes > 0) == shift_moves, "accepted moves, where they run"
 
 
+@pytest.mark.parametrize("K", [3, 4])
+def test_the_one_dispatch_update_makes_the_host_accept_decisions_at_more_states(
+    gpu_device: Device, K: int
+) -> None:
+    """Thread 0 keeps its lane's state and trajectory in private arrays sized for the
+    module's K (4 D + 7 floats, D of position and of gradient: 127 at K = 4); at 3 and 4
+    states they hold every parameter the reference moves."""
+    spec = replace(SPEC, n_states=K, draws=12)
+    agreement = compare_draw_phase(lane_backend(gpu_device, 8), NumpyBackend(), spec, 2)
+    assert agreement.decision_mismatches == 0, agreement
+    assert agreement.passed, agreement
+
+
 def test_a_run_past_llvmpipes_loop_limit_is_split_and_makes_the_host_accept_decisions(
     gpu_device: Device,
 ) -> None:
