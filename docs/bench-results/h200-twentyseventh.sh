@@ -8,8 +8,8 @@
 # `one`: verify-gpu --quick and the golden digest in this tree; then lane_parts.py's
 # "as built" run at 1,072 and 3,960 lanes (268 and 990 instruments x 4 chains) in each
 # tree, 9 runs, the three trees in turn, twice.
-# `two`: the trial round alternated twice, base27 against this tree (then regs2), own
-# device each.
+# `two`: the trial round alternated twice, base27 against this tree (named regs2 in the
+# results), own device each.
 # `three`: this tree with docs/bench-results/chunk-loops-to-cmax.patch applied (`git apply`
 # it first; not adopted): a chunk's loops run to the constant CMAX (chunk_alpha in
 # registers): verify-gpu --quick and the golden digest; lane_parts.py "as built" at 1,072
@@ -95,13 +95,13 @@ five)
     ;;
 six)
     for pass in 1 2; do
-        script "profile-$pass" 200 lane_parts.py --profile --runs 9 --only "as built" \
+        script "lane-parts-profile-$pass" 200 lane_parts.py --profile --runs 9 --only "as built" \
             8 190 268 990
         bundle six
     done
     ;;
 seven)
-    script parts-profile 400 lane_parts.py --profile --runs 9 190 190
+    script lane-parts-profile-760 400 lane_parts.py --profile --runs 9 190 190
     bundle seven
     ;;
 eight)
@@ -120,10 +120,11 @@ eight)
     bundle eight
     ;;
 nine)
-    script sums-warm 100 lane_parts.py --runs 9 --only "as built" 190
+    script lane-parts-sums-warm 100 lane_parts.py --runs 9 --only "as built" 190
     for pass in 1 2; do
-        script "sums-f64-$pass" 100 lane_parts.py --profile --runs 9 --only "as built" 190 990
-        script "sums-kahan-$pass" 100 lane_parts.py --profile --kahan --runs 9 \
+        script "lane-parts-sums-f64-$pass" 100 lane_parts.py --profile --runs 9 \
+            --only "as built" 190 990
+        script "lane-parts-sums-kahan-$pass" 100 lane_parts.py --profile --kahan --runs 9 \
             --only "as built" 190 990
         bundle nine
     done
