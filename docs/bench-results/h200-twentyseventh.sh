@@ -28,6 +28,11 @@
 # 1,072 and 3,960 lanes, then during the trial round.
 # `nine`: the sums over time as f64 (the H200's default) against compensated float32
 # (Kahan): lane_parts.py --profile "as built" at 760 and 3,960 lanes, alternated twice.
+# `ten`: a chunk's emissions computed once per gradient, before its three passes (this
+# tree with docs/bench-results/chunk-emissions-once.patch applied, `git apply` it first;
+# not adopted) against head27 (a `git archive` tree of 1d93956, scratch/trees/head27):
+# verify-gpu --quick; lane_parts.py --profile "as built" at 760 and 3,960 lanes in each
+# tree in turn, twice.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
 set -u
 ROOT=$(pwd)
@@ -36,13 +41,15 @@ TAG=twentyseventh-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 TREES="$ROOT/scratch/trees"
 
-as_built() {  # as_built TREE NAME N: this tree's lane_parts.py, "as built", in TREE
-    in_tree "$1" step "parts-$2-$3" 150 python3 "$ROOT/docs/bench-results/lane_parts.py" \
-        --runs 9 --only "as built" "$3"
-    grep '^{' "$LOGS/parts-$2-$3.log" >>"$OUT/lane-parts-$2-$3-h200-$TAG.jsonl"
+as_built() {  # as_built TREE NAME N [FLAGS]: this tree's lane_parts.py, "as built", in TREE
+    tree=$1 name=$2 n=$3
+    shift 3
+    in_tree "$tree" step "parts-$name-$n" 150 python3 "$ROOT/docs/bench-results/lane_parts.py" \
+        "$@" --runs 9 --only "as built" "$n"
+    grep '^{' "$LOGS/parts-$name-$n.log" >>"$OUT/lane-parts-$name-$n-h200-$TAG.jsonl"
 }
 
-case ${1:?one to nine} in
+case ${1:?one to ten} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -127,6 +134,17 @@ nine)
         script "lane-parts-sums-kahan-$pass" 100 lane_parts.py --profile --kahan --runs 9 \
             --only "as built" 190 990
         bundle nine
+    done
+    ;;
+ten)
+    verify "$ROOT" ten
+    bundle ten
+    for pass in 1 2; do
+        for n in 190 990; do
+            as_built "$TREES/head27" "emit-base-$pass" "$n" --profile
+            as_built "$ROOT" "emit-once-$pass" "$n" --profile
+        done
+        bundle ten
     done
     ;;
 esac
