@@ -14,6 +14,7 @@ from functools import partial
 import numpy as np
 
 from gpu_backend.clock_wake import ClockWake
+from gpu_backend.lane_threads import threads_per_lane
 from gpu_backend.shaders.accumulate import Accumulate
 from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD
 from gpu_backend.wgpu_device import Device, open_device
@@ -30,13 +31,6 @@ from regime_model.types import FloatArray, IntArray, MovedTrajectories, Priors, 
 
 ALL_STATES = tuple(range(MIN_STATES, MAX_STATES + 1))
 WORKGROUP = 64
-# Threads per lane of the scan kernels and the one-dispatch sampler on a GPU; a CPU adapter
-# (lavapipe) runs a thread per lane, where the scan's barriers cost more than they save
-# (docs/benchmarks.md, "A workgroup per lane ..."). 32, one warp on NVIDIA, since the
-# K-wide kernels: on the H200 at a paced bar's clocks 1,072 lanes' warm update took 53 ms
-# of device time against 63 at 16 threads, 78 at 64 and 85 at 128 (docs/benchmarks.md,
-# "K-wide scan kernels and a warp per lane").
-LANE_THREADS = 32
 _DEFAULT_PRIORS = Priors()
 
 
@@ -60,8 +54,7 @@ class WgpuBackend:
         self.device = device if device is not None else open_device()
         if accumulate is None:
             accumulate = "f64" if "shader-f64" in self.device.info.features else "kahan"
-        if lane_threads is None:
-            lane_threads = 0 if self.device.info.adapter_type == "CPU" else LANE_THREADS
+        lane_threads, sampler_threads = threads_per_lane(self.device.info, lane_threads)
         self.kernels = HmmKernels(
             self.device, ALL_STATES, WORKGROUP, accumulate, profile, lane_threads
         )
@@ -71,8 +64,8 @@ class WgpuBackend:
         # (wgpu_sampler); device_update=False: the host driver.
         self.sampler = DeviceSampler(self.kernels) if device_update else None
         self.lane_sampler = (
-            LaneSampler(self.kernels, ALL_STATES, subgroups)
-            if device_update and lane_threads else None
+            LaneSampler(self.kernels, ALL_STATES, sampler_threads, subgroups)
+            if device_update and sampler_threads else None
         )  # fmt: skip
         # The host driver's move and trajectory in one submission (`_moved_leapfrog`): on a
         # GPU, where a submission's round trip costs more than twice the lanes; a CPU

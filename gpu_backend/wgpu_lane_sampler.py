@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gpu_backend.buffer_pool import cached_bind_group
+from gpu_backend.lane_threads import LANE_THREADS
 from gpu_backend.pipeline_cache import HMM_BINDINGS, PipelineCache
 from gpu_backend.returns_ring import ReturnsRing
 from gpu_backend.run_summary import DeviceSummary, first_lanes
@@ -106,21 +107,28 @@ class LaneSampler:
     """The warm sampler loop as one dispatch on the HMM kernels' device."""
 
     def __init__(
-        self, hmm: HmmKernels, states: tuple[int, ...], subgroups: bool | None = None
+        self,
+        hmm: HmmKernels,
+        states: tuple[int, ...],
+        lane_threads: int = LANE_THREADS,
+        subgroups: bool | None = None,
     ) -> None:
         self.hmm = hmm
+        self.lane_threads = lane_threads  # a workgroup of these per lane
         # The scan's rounds as shuffles where a lane's threads are one subgroup (None: where
         # the device's measured subgroup size is the lanes' threads): the kernel checks the
         # size it runs at (shaders/scan_rounds.py); the HMM kernels keep workgroup rounds.
         if subgroups is None:
-            subgroups = hmm.device.info.subgroup_size == hmm.lane_threads
+            subgroups = hmm.device.info.subgroup_size == lane_threads
         self.subgroups = subgroups
         # llvmpipe ends an invocation's loops past its limit (shaders/lane_sampler.py): there
         # a run is split (its own module), on a GPU it is one dispatch
         self.bounded_loops = hmm.device.info.adapter_type == "CPU"
         self.cache = PipelineCache(hmm.device.handle, HMM_BINDINGS, LANE_SAMPLER_BINDINGS)
-        for K in states:
-            self.cache.get(self.source(K, COMPILED_WINDOW), K, hmm.lane_threads, ENTRY_RUN)
+        # A GPU compiles every K's module now; a CPU adapter, where the three take seconds
+        # (lavapipe 4-5 s), the account's K's when its first warm batch runs.
+        for K in () if self.bounded_loops else states:
+            self.cache.get(self.source(K, COMPILED_WINDOW), K, lane_threads, ENTRY_RUN)
         self._usage = _usage()
         self._hmm_group: tuple[int, Any] | None = None  # (pool generation, bind group)
         self._own_group: tuple[int, Any] | None = None
@@ -132,14 +140,14 @@ class LaneSampler:
     def source(self, K: int, T: int) -> str:
         """The one-dispatch module for K states, sized for windows of T bars."""
         hmm = self.hmm
-        return lane_sampler_source(K, hmm.lane_threads, hmm.workgroup, hmm.accumulate,
+        return lane_sampler_source(K, self.lane_threads, hmm.workgroup, hmm.accumulate,
                                    window_capacity(T), self.bounded_loops, self.subgroups)
 
     def budget(self, K: int, T: int, D: int) -> int:
         """Gradient evaluations per dispatch: no bound (0) on a GPU."""
         if not self.bounded_loops:
             return 0
-        threads = lane_threads_for(K, self.hmm.lane_threads, window_capacity(T), self.subgroups)
+        threads = lane_threads_for(K, self.lane_threads, window_capacity(T), self.subgroups)
         return gradient_budget(-(-T // threads), D)
 
     @staticmethod
@@ -237,7 +245,7 @@ class LaneSampler:
             raise RuntimeError(
                 f"the one-dispatch sampler ran in subgroups of {int(ended.max()) & 0xFFFF} "
                 f"threads on {self.hmm.device.info.adapter!r}, not the lane's "
-                f"{self.hmm.lane_threads} its shuffles need; its lanes stopped unrun, and "
+                f"{self.lane_threads} its shuffles need; its lanes stopped unrun, and "
                 "later runs use workgroup memory instead"
             )
         if L and (ended != p.warmup + p.draws).any():
@@ -255,7 +263,7 @@ class LaneSampler:
     def _encode(self, buffers: dict[str, Any], K: int, T: int, p: Plan, dispatches: int,
                 instruments: int) -> Any:  # fmt: skip
         hmm = self.hmm
-        pipeline = self.cache.get(self.source(K, T), K, hmm.lane_threads, ENTRY_RUN)
+        pipeline = self.cache.get(self.source(K, T), K, self.lane_threads, ENTRY_RUN)
         group0, group1 = self._bind(buffers)
         encoder = hmm.device.handle.create_command_encoder()
         compute = encoder.begin_compute_pass(timestamp_writes=hmm.timestamp_writes())

@@ -27,7 +27,8 @@ import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before num
 import numpy as np
 
 from gpu_backend.identity import regime_returns
-from gpu_backend.wgpu_backend import LANE_THREADS, WgpuBackend
+from gpu_backend.wgpu_backend import WgpuBackend
+from gpu_backend.lane_threads import LANE_THREADS
 from regime_model import deferred_diagnostics, update
 from regime_model.update import ModelSpec, refresh
 

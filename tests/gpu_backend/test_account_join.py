@@ -14,7 +14,6 @@ from wgpu_fixtures import fixture_gpu_device, lane_backend  # noqa: F401 - fixtu
 
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
-from gpu_backend.wgpu_backend import WgpuBackend
 from gpu_backend.wgpu_device import Device
 from regime_model.backend import UpdateBatch, run_on_host
 from regime_model.batch_join import join, run_together, schedule_steps
@@ -61,7 +60,7 @@ def test_the_joined_batch_keeps_each_window_and_schedule_once_and_each_lane_its_
 def test_a_joined_run_of_three_accounts_is_each_accounts_run_alone(
     gpu_device: Device, lane_threads: int, draws: int
 ) -> None:
-    backend = lane_backend(gpu_device, lane_threads) if lane_threads else WgpuBackend(gpu_device)
+    backend = lane_backend(gpu_device, lane_threads)  # 0: a dispatch per step
     batches = _account_batches(draws)
     joined = join(batches)
     assert joined is not None and backend.runs_on_device(joined)

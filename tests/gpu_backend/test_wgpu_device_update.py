@@ -1,14 +1,19 @@
-"""A warm update in one submission on the device agrees with the numpy reference sampler."""
+"""A warm update in one submission on the device agrees with the numpy reference sampler.
+
+The sampler here dispatches per step, a thread per lane (wgpu_sampler): a CPU adapter's
+without subgroups, and any adapter's for a window longer than workgroup memory holds.
+lavapipe has subgroups, so its default is the lane sampler; these tests ask for this one."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from structlog.testing import capture_logs
 from wgpu_fixtures import (  # noqa: F401 - fixtures
     fixture_gpu_device,
-    fixture_wgpu_backend,
+    lane_backend,
     run_twice_in_steady_state,
     summer_2008,
 )
@@ -23,6 +28,14 @@ from regime_model.backend import UpdateBatch
 from regime_model.update import ModelSpec, build_batch, refresh
 
 SPEC = ModelSpec(window=64, warmup_cold=150, draws=30)
+
+
+@pytest.fixture(name="wgpu_backend")
+def fixture_per_step_backend(gpu_device: Device) -> WgpuBackend:
+    """A backend with no lane threads: warm batches dispatch per step."""
+    backend = lane_backend(gpu_device, 0)
+    assert backend.lane_sampler is None
+    return backend
 
 
 def test_the_draws_make_the_host_accept_decisions_within_tolerance(

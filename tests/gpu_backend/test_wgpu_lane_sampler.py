@@ -1,8 +1,9 @@
 """A workgroup per lane: the scan kernels and the one-dispatch warm update.
 
-On a GPU these are the default (gpu_backend.wgpu_backend.LANE_THREADS); lavapipe runs a
-thread per lane by default, so here the backends ask for lane threads explicitly, with
-counts that leave chunks of one bar, several bars and none (more threads than bars).
+On a GPU these are the default (gpu_backend.wgpu_lane_sampler.LANE_THREADS); lavapipe runs
+its HMM kernels a thread per lane and the lane sampler at its subgroup's 8 threads by
+default, so here the backends ask for lane threads explicitly, with counts that leave
+chunks of one bar, several bars and none (more threads than bars).
 """
 
 from __future__ import annotations
