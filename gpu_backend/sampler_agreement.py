@@ -182,8 +182,10 @@ def compare_draw_phase(
     return DrawAgreement(L, S, mismatches, err, passed, shifted, rate_err)
 
 
-# Lane threads where the device's own backend runs no lane sampler (a CPU adapter): the
-# checks of what only the lane sampler does run it so, as tests/gpu_backend do on lavapipe.
+# Lane threads where the device's own backend runs its HMM kernels a thread per lane (a CPU
+# adapter, whose lane sampler, where it has one, runs at its subgroup size: lane_threads.py):
+# the checks of what only the lane sampler does run both at this count, as tests/gpu_backend
+# do on lavapipe.
 CPU_LANE_THREADS = 8
 
 
