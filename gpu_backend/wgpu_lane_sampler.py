@@ -16,7 +16,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gpu_backend.buffer_pool import cached_bind_group
-from gpu_backend.lane_threads import LANE_THREADS
 from gpu_backend.pipeline_cache import HMM_BINDINGS, PipelineCache
 from gpu_backend.returns_ring import ReturnsRing
 from gpu_backend.run_summary import DeviceSummary, first_lanes
@@ -110,11 +109,11 @@ class LaneSampler:
         self,
         hmm: HmmKernels,
         states: tuple[int, ...],
-        lane_threads: int = LANE_THREADS,
+        lane_threads: int,
         subgroups: bool | None = None,
     ) -> None:
         self.hmm = hmm
-        self.lane_threads = lane_threads  # a workgroup of these per lane
+        self.lane_threads = lane_threads  # a workgroup of these per lane (lane_threads.py)
         # The scan's rounds as shuffles where a lane's threads are one subgroup (None: where
         # the device's measured subgroup size is the lanes' threads): the kernel checks the
         # size it runs at (shaders/scan_rounds.py); the HMM kernels keep workgroup rounds.

@@ -15,8 +15,8 @@ The twenty-sixth session added the forward pass, the exponentials, the leapfrog 
 gradients, the draws' records, three variants of the shuffled sums' tree and thread 0's
 parts of an iteration, and ran it at 990 (3,960 lanes)."""
 
+import argparse
 import json
-import sys
 
 import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before numpy loads
 import numpy as np
@@ -175,16 +175,12 @@ def measure(
 
 
 if __name__ == "__main__":
-    args, runs, only, profile, kahan = sys.argv[1:], 5, None, False, False
-    while args[:1] in (["--runs"], ["--only"], ["--profile"], ["--kahan"]):
-        if args[0] in ("--profile", "--kahan"):
-            profile, kahan = profile or args[0] == "--profile", kahan or args[0] == "--kahan"
-            args = args[1:]
-            continue
-        if args[0] == "--runs":
-            runs = int(args[1])
-        else:
-            only = args[1]
-        args = args[2:]
-    for n in [int(a) for a in args] or [8, 268]:
-        measure(n, runs, only, profile, kahan)
+    parser = argparse.ArgumentParser(description="a warm run's parts, taken out one by one")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only", help='one variant, e.g. "as built"')
+    parser.add_argument("--profile", action="store_true", help="each run's device ms too")
+    parser.add_argument("--kahan", action="store_true", help="sums in compensated float32")
+    parser.add_argument("instruments", type=int, nargs="*", default=[8, 268])
+    a = parser.parse_args()
+    for n in a.instruments:
+        measure(n, a.runs, a.only, a.profile, a.kahan)

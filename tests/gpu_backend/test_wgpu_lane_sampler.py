@@ -1,6 +1,6 @@
 """A workgroup per lane: the scan kernels and the one-dispatch warm update.
 
-On a GPU these are the default (gpu_backend.wgpu_lane_sampler.LANE_THREADS); lavapipe runs
+On a GPU these are the default (gpu_backend.lane_threads.LANE_THREADS); lavapipe runs
 its HMM kernels a thread per lane and the lane sampler at its subgroup's 8 threads by
 default, so here the backends ask for lane threads explicitly, with counts that leave
 chunks of one bar, several bars and none (more threads than bars).
