@@ -21,6 +21,7 @@ from wgpu_fixtures import (  # noqa: F401 - fixture
 
 from gpu_backend.buffer_pool import MIN_CAPACITY
 from gpu_backend.identity import regime_returns
+from gpu_backend.lane_threads import LANE_THREADS, threads_per_lane
 from gpu_backend.numpy_backend import NumpyBackend
 from gpu_backend.sampler_agreement import compare_draw_phase, compare_warm_samplers
 from gpu_backend.shaders.hmm_scan import TMAX, lane_threads_for, window_capacity, workgroup_bytes
@@ -30,7 +31,8 @@ from gpu_backend.shaders.lane_sampler import (
     gradient_budget,
     lane_sampler_source,
 )
-from gpu_backend.wgpu_device import Device, GpuCallError
+from gpu_backend.wgpu_backend import WgpuBackend
+from gpu_backend.wgpu_device import Device, DeviceInfo, GpuCallError
 from regime_model.params import n_params
 from regime_model.types import Priors
 from regime_model.update import ModelSpec, build_batch, refresh
@@ -94,6 +96,31 @@ def test_the_one_dispatch_update_makes_the_host_accept_decisions(
     assert agreement.decision_mismatches == 0, agreement
     assert agreement.passed, agreement
     assert (agreement.shifted_lanes > 0) == shift_moves, "accepted moves, where they run"
+
+
+def _info(adapter_type: str, subgroup_size: int) -> DeviceInfo:
+    return DeviceInfo("adapter", "driver", "Vulkan", adapter_type, frozenset(), 1 << 27,
+                      1 << 31, subgroup_size)  # fmt: skip
+
+
+def test_a_gpu_runs_lanes_of_a_warp_and_a_cpu_adapter_its_warm_lanes_of_one_subgroup() -> None:
+    assert threads_per_lane(_info("DiscreteGPU", 32), None) == (LANE_THREADS, LANE_THREADS)
+    # the HMM kernels (the cold path) a thread per lane; warm batches on the lane sampler
+    assert threads_per_lane(_info("CPU", 8), None) == (0, 8)
+    assert threads_per_lane(_info("CPU", 0), None) == (0, 0)  # no subgroups: per step
+    assert threads_per_lane(_info("CPU", 8), 16) == (16, 16)  # asked for: both
+
+
+def test_lavapipes_default_backend_compiles_its_lane_module_at_the_first_warm_batch(
+    gpu_device: Device,
+) -> None:
+    backend = WgpuBackend(gpu_device)
+    lane = backend.lane_sampler
+    assert lane is not None and lane.lane_threads == gpu_device.info.subgroup_size
+    assert backend.kernels.lane_threads == 0 and lane.cache.compiled == 0
+    agreement = compare_draw_phase(backend, NumpyBackend(), replace(SPEC, draws=8), 2)
+    assert agreement.decision_mismatches == 0, agreement
+    assert lane.cache.compiled == 1  # K = 2's alone
 
 
 @pytest.mark.parametrize("K", [3, 4])
