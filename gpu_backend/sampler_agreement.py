@@ -242,12 +242,12 @@ _SUMMARY_FIELDS = ("regime_probs", "pred_mean", "pred_vol", "p_turbulent_sd",
 def compare_run_summary(gpu: WgpuBackend, cpu: Backend, spec: ModelSpec) -> SummaryAgreement:
     """A warm run's summary made on the device (regime_model.run_summary) against the
     host's from the same run's draws: the estimate the strategy reads, the gate's Monte
-    Carlo errors and decisions, and the next metric. A CPU adapter runs the lane sampler
-    at CPU_LANE_THREADS threads a lane, a GPU at its own count."""
+    Carlo errors and decisions, and the next metric, on `gpu`'s lane sampler (a CPU adapter
+    without one: a backend with it at CPU_LANE_THREADS threads a lane)."""
     from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415 - imports wgpu
     from regime_model.estimate import estimate_of  # noqa: PLC0415
 
-    backend = gpu if gpu.kernels.lane_threads else WgpuBackend(
+    backend = gpu if gpu.lane_sampler is not None else WgpuBackend(
         gpu.device, lane_threads=CPU_LANE_THREADS, wake_clocks=False)  # fmt: skip
     n = 8
     series = 0.01 * regime_returns(n, spec.window + 1, np.random.default_rng(13))
