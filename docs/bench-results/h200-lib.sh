@@ -32,13 +32,15 @@ model() {  # model TREE NAME: bench model at the trial shape on wgpu (ESS/s)
         --backend wgpu --out "$OUT/model-trial-h200-wgpu-$2-$TAG.json"
 }
 
-round() {  # round TREE NAME BACKEND BARS PACE_S
+round() {  # round TREE NAME BACKEND BARS PACE_S [FLAGS...]: FLAGS go to bench round
+    tree=$1 name=$2 backend=$3 bars=$4 pace=$5
+    shift 5
     # shellcheck disable=SC2086 # TRIAL is a list of flags
-    in_tree "$1" step "round-$2-$3" 330 python3 -m service.cli bench round $TRIAL \
-        --backend "$3" --bars "$4" --pace-s "$5" --lead-s 25 \
-        --out "$OUT/round-h200-$3-$2-$TAG.json"
-    grep -E "warm round|cold round" "$LOGS/round-$2-$3.log" | sed "s/^/$2 $3: /" \
-        >>"$OUT/summary.txt"
+    in_tree "$tree" step "round-$name-$backend" 330 python3 -m service.cli bench round $TRIAL \
+        --backend "$backend" --bars "$bars" --pace-s "$pace" --lead-s 25 "$@" \
+        --out "$OUT/round-h200-$backend-$name-$TAG.json"
+    grep -E "warm round|cold round" "$LOGS/round-$name-$backend.log" \
+        | sed "s/^/$name $backend: /" >>"$OUT/summary.txt"
 }
 
 script() {  # script NAME LIMIT SCRIPT ARGS...: a bench script's JSON lines, run from ROOT

@@ -60,6 +60,7 @@ class RoundShape:
     lead_s: float = 20.0  # launch to the first release: longer than the workers' start-up
     shift_moves: bool = True  # [model] shift_moves: the level-shift move, the daemon's default
     shared_device: bool = False  # [model] shared_device: warm updates on one device process
+    extension_chains: int = 32  # [model] extension_chains: a run-on block's, a wide start's
 
     def check(self) -> None:
         """ValueError naming the flag, before anything is started."""
@@ -70,6 +71,8 @@ class RoundShape:
                 ("instruments", self.instruments, self.instruments >= self.accounts,
                  "must be at least --accounts (each account trades one or more)"),
                 ("chains", self.chains, 2 <= self.chains <= 64, "must be 2..64"),
+                ("extension_chains", self.extension_chains,
+                 self.chains <= self.extension_chains <= 256, "must be --chains..256"),
                 ("window", self.window, 32 <= self.window <= 10_000, "must be 32..10000"),
                 ("states", self.states, 2 <= self.states <= 4, "must be 2..4"),
                 ("bars", self.bars, self.bars >= 2, "must be at least 2 (a cold, a warm)"),
@@ -107,7 +110,8 @@ def settings_text(shape: RoundShape) -> str:
         f'[clock]\nmode = "paced"\npace_s = {shape.pace_s}\n\n'
         f"[model]\nwindow = {shape.window}\nchains = {shape.chains}\nstates = {shape.states}\n"
         f'backend = "{shape.backend}"\nshift_moves = {str(shape.shift_moves).lower()}\n'
-        f"shared_device = {str(shape.shared_device).lower()}\n\n"
+        f"shared_device = {str(shape.shared_device).lower()}\n"
+        f"extension_chains = {shape.extension_chains}\n\n"
         f'[broker]\nkind = "sim"\n\n[logging]\nlevel = "info"\nformat = "json"\n'
     )
 
@@ -216,6 +220,7 @@ def _shape_fields(shape: RoundShape) -> dict[str, Any]:
         "backend_requested": shape.backend,
         "shift_moves": shape.shift_moves,
         "shared_device": shape.shared_device,
+        "extension_chains": shape.extension_chains,
         "pace_s": shape.pace_s,
         "date": time.strftime("%Y-%m-%d"),
     }

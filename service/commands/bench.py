@@ -113,6 +113,9 @@ def _round_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     rnd.add_argument("--shared-device", action="store_true",
                      help="[model] shared_device: one device process runs every account's warm "
                      "updates, joined (default off, the daemon's)")
+    rnd.add_argument("--extension-chains", type=int, default=32,
+                     help="[model] extension_chains (default 32, the daemon's): the chains of a "
+                     "run-on block, with which an instrument that ran on starts its next update")
     add_output_flags(rnd, "the figures")
     rnd.set_defaults(handler=round_handler)
 
@@ -123,6 +126,7 @@ def round_handler(args: argparse.Namespace) -> int:
     shape = round_bench.RoundShape(
         args.accounts, args.instruments, args.chains, args.window, args.states, args.bars,
         args.backend, args.pace_s, args.lead_s, args.shift_moves == "on", args.shared_device,
+        args.extension_chains,
     )
     try:
         shape.check()

@@ -86,12 +86,13 @@ def _check_rounds(result: dict[str, Any]) -> None:
 
 def test_the_shape_is_checked_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["bench", "round", "--accounts", "3", "--instruments", "2", "--bars", "1",
-            "--chains", "65"]
+            "--chains", "65", "--extension-chains", "8"]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert "--instruments 2 must be at least --accounts" in err
     assert "--bars 1 must be at least 2" in err
     assert "--chains 65 must be 2..64" in err
+    assert "--extension-chains 8 must be --chains..256" in err
 
 
 @pytest.mark.parametrize(("count", "accounts"), [(268, 5), (6, 2), (7, 3), (3, 3)])
@@ -102,18 +103,19 @@ def test_instruments_are_shared_out_evenly(count: int, accounts: int) -> None:
     assert [s for r in runs for s in r] == round_bench.symbols(count)
 
 
-@pytest.mark.parametrize(("shift_moves", "shared"), [(True, False), (False, True)])
+@pytest.mark.parametrize(("shift_moves", "shared", "wide"), [(True, False, 32), (False, True, 64)])
 def test_the_settings_it_runs_are_valid_and_carry_the_shape(
-    tmp_path: Path, shift_moves: bool, shared: bool
+    tmp_path: Path, shift_moves: bool, shared: bool, wide: int
 ) -> None:
     """--shift-moves off measures the daemon without the level-shift move; --shared-device
-    with one device process for every account."""
+    with one device process for every account; --extension-chains with wider run-on blocks."""
     shape = round_bench.RoundShape(accounts=2, instruments=3, chains=6, shift_moves=shift_moves,
-                                   shared_device=shared)  # fmt: skip
+                                   shared_device=shared, extension_chains=wide)  # fmt: skip
     (tmp_path / "instruments.toml").write_text(round_bench.instruments_text(shape))
     (tmp_path / "config.toml").write_text(round_bench.settings_text(shape))
     model = load_config(tmp_path / "config.toml").settings.model
-    assert (model.chains, model.shift_moves, model.shared_device) == (6, shift_moves, shared)
+    assert (model.chains, model.shift_moves, model.shared_device, model.extension_chains) == (
+        6, shift_moves, shared, wide)
 
 
 # -- the reduction, on events written out by hand ------------------------------------------
