@@ -17,10 +17,12 @@ from gpu_backend.buffer_pool import cached_bind_group
 from gpu_backend.pipeline_cache import PipelineCache
 from gpu_backend.shaders.run_summary import (
     ENTRY_SUMMARY,
-    NMAX,
+    NMAX_WIDE,
+    NO_TABLE,
     SUMMARY_BINDINGS,
     WORKGROUP,
     run_summary_source,
+    workgroup_bytes,
 )
 from regime_model import diagnostics, run_summary
 from regime_model.backend import UpdateBatch
@@ -58,38 +60,57 @@ def _min_tau(pooled: int) -> float:
     return 1.0 / (np.log10(pooled) if most is None else most)
 
 
+def _pooled(first: IntArray, draws: int) -> IntArray:
+    """[n] each instrument's pooled split-chain draws: its lanes x 2 halves of draws // 2."""
+    lanes = first[1:].astype(np.int64) - first[:-1].astype(np.int64)
+    out: IntArray = 2 * (draws // 2) * lanes
+    return out
+
+
+def _table_counts(first: IntArray, draws: int) -> list[int]:
+    """The pooled counts that get a score table: those a module may sort."""
+    return sorted({int(c) for c in _pooled(first, draws) if 2 <= c <= NMAX_WIDE})
+
+
 class DeviceSummary:
     """The summary pass of one device's lane sampler."""
 
     def __init__(self, handle: Any, states: tuple[int, ...]) -> None:
         self.handle = handle
         self.cache = PipelineCache(handle, SUMMARY_BINDINGS)
+        # The wide module where the device gives a workgroup its memory (a wide instrument's
+        # 1,280 pooled draws sorted: about 28 KB at K = 4; wgpu's default allows 16 KB,
+        # Vulkan devices 32 KB or more, which wgpu_device asks for).
+        room = int(handle.limits.get("max-compute-workgroup-storage-size", 0))
+        self.wide = all(workgroup_bytes(K, NMAX_WIDE) <= room for K in states)
         for K in states:
-            self.cache.get(run_summary_source(K), K, WORKGROUP, ENTRY_SUMMARY)
+            for source in self._sources(K):
+                self.cache.get(source, K, WORKGROUP, ENTRY_SUMMARY)
         self._group: tuple[int, Any] | None = None
 
+    def _sources(self, K: int) -> list[str]:
+        narrow = run_summary_source(K)
+        return [narrow, run_summary_source(K, NMAX_WIDE)] if self.wide else [narrow]
+
     @staticmethod
-    def sizes(first: IntArray, K: int, D: int) -> dict[str, int]:
-        """The pass's buffers for instruments from `first` (first_lanes)."""
+    def sizes(first: IntArray, K: int, D: int, draws: int) -> dict[str, int]:
+        """The pass's buffers for instruments from `first` (first_lanes) of `draws` draws."""
         n = len(first) - 1
         return {
             "r_params": 32,
-            "r_scores": 4 * (2 * NMAX),
-            "r_first": 4 * (n + 1),
+            "r_scores": 4 * max(1, sum(2 * c for c in _table_counts(first, draws))),
+            "r_first": 4 * (2 * n + 1),
             "r_rows": 4 * n * run_summary.width(K, D),
         }
 
-    @staticmethod
-    def write(queue: Any, buffers: dict[str, Any], first: IntArray, batch: UpdateBatch,
-              draws: int) -> int:  # fmt: skip
-        """The pass's inputs for `batch`'s instruments from `first`; returns how many."""
-        return _write(queue, buffers, first, batch.config.chains, draws)
+    def write(self, queue: Any, buffers: dict[str, Any], first: IntArray, draws: int) -> int:
+        """The pass's inputs for the instruments from `first`; returns how many."""
+        return _write(queue, buffers, first, draws, self.wide)
 
-    def alone(self, draws: FloatArray, pred: FloatArray, first: IntArray, chains: int,
-              K: int) -> FloatArray:  # fmt: skip
+    def alone(self, draws: FloatArray, pred: FloatArray, first: IntArray, K: int) -> FloatArray:
         """The pass on its own, over draws [L, S, D] and each draw's predictive
-        [L * S, K + 2] uploaded as float32, instruments from `first` [n + 1] (one with
-        other than `chains` lanes gets a NaN row): the rows [n, width] (tests)."""
+        [L * S, K + 2] uploaded as float32, instruments from `first` [n + 1] (one with more
+        pooled draws than a module sorts gets a NaN row): the rows [n, width] (tests)."""
         import wgpu  # noqa: PLC0415
 
         u, handle = wgpu.BufferUsage, self.handle
@@ -99,12 +120,10 @@ class DeviceSummary:
         buffers = {role: handle.create_buffer_with_data(
             data=np.ascontiguousarray(x, dtype=np.float32), usage=u.STORAGE)
             for role, x in data.items()}  # fmt: skip
-        n = len(first) - 1
-        sizes = {"r_params": 32, "r_scores": 8 * NMAX, "r_first": 4 * (n + 1),
-                 "r_rows": 4 * n * run_summary.width(K, D)}  # fmt: skip
-        for role, nbytes in sizes.items():
+        n, first = len(first) - 1, np.asarray(first, dtype=np.uint32)
+        for role, nbytes in self.sizes(first, K, D, S).items():
             buffers[role] = handle.create_buffer(size=nbytes, usage=usage()[role])
-        _write(handle.queue, buffers, np.asarray(first, dtype=np.uint32), chains, S)
+        _write(handle.queue, buffers, first, S, self.wide)
         encoder = handle.create_command_encoder()
         # these buffers are not the pool's: no cached bind group is used for them or kept
         self._group = None
@@ -118,13 +137,13 @@ class DeviceSummary:
     def encode(self, encoder: Any, buffers: dict[str, Any], generation: int, K: int,
                instruments: int) -> None:  # fmt: skip
         """Records the pass after the run's (the draws and predictive are its inputs)."""
-        pipeline = self.cache.get(run_summary_source(K), K, WORKGROUP, ENTRY_SUMMARY)
         self._group = cached_bind_group(self._group, generation, self.handle,
                                         self.cache.bind_group_layout, buffers, ROLES)  # fmt: skip
         compute = encoder.begin_compute_pass()
-        compute.set_pipeline(pipeline)
         compute.set_bind_group(0, self._group[1])
-        compute.dispatch_workgroups(instruments, 1, 1)
+        for source in self._sources(K):  # each takes the instruments of its size
+            compute.set_pipeline(self.cache.get(source, K, WORKGROUP, ENTRY_SUMMARY))
+            compute.dispatch_workgroups(instruments, 1, 1)
         compute.end()
 
     @staticmethod
@@ -137,15 +156,23 @@ class DeviceSummary:
         return out
 
 
-def _write(queue: Any, buffers: dict[str, Any], first: IntArray, chains: int, draws: int) -> int:
-    """The pass's inputs for instruments from `first` of `chains` lanes of `draws` draws
-    each; returns the instruments."""
-    half = draws // 2
-    pooled = 2 * chains * half
-    queue.write_buffer(buffers["r_first"], 0, first)
-    if 2 <= pooled <= NMAX:  # otherwise every row is NaN and no score is read
-        queue.write_buffer(buffers["r_scores"], 0, diagnostics._scores(pooled).astype(np.float32))
+def _write(queue: Any, buffers: dict[str, Any], first: IntArray, draws: int, wide: bool) -> int:
+    """The pass's inputs for instruments from `first` of `draws` draws each: their first
+    lanes, then each one's score table offset (NO_TABLE past what a module sorts), and
+    the tables, each its 1 / most ESS per draw and then the normal scores of its pooled
+    count; returns the instruments."""
     n = len(first) - 1
-    params = struct.pack("<4If3I", n, draws, half, chains, _min_tau(pooled), int(first[-1]), 0, 0)
+    pooled = _pooled(first, draws)
+    offsets = np.full(n, NO_TABLE, dtype=np.uint32)
+    tables, at = [], 0
+    for count in _table_counts(first, draws):
+        offsets[pooled == count] = at
+        tables.append(np.concatenate([[_min_tau(count)], diagnostics._scores(count)]))
+        at += 2 * count
+    index = np.concatenate([first.astype(np.uint32), offsets])
+    queue.write_buffer(buffers["r_first"], 0, index)
+    if tables:
+        queue.write_buffer(buffers["r_scores"], 0, np.concatenate(tables).astype(np.float32))
+    params = struct.pack("<4If3I", n, draws, draws // 2, 0, 0.0, int(first[-1]), int(wide), 0)
     queue.write_buffer(buffers["r_params"], 0, params)
     return n

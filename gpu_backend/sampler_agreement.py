@@ -17,10 +17,12 @@ import numpy as np
 
 from gpu_backend.agreement_threshold import z_max
 from gpu_backend.identity import regime_returns
+from regime_model import run_summary
 from regime_model.backend import Backend
 from regime_model.batch_join import run_together
 from regime_model.types import FloatArray
 from regime_model.update import InstrumentCarry, ModelSpec, build_batch, refresh
+from regime_model.width import wide_spec
 
 if TYPE_CHECKING:  # typing only: importing the backend imports wgpu
     from gpu_backend.wgpu_backend import WgpuBackend
@@ -232,6 +234,7 @@ class SummaryAgreement(NamedTuple):
     max_err: float  # relative (to 1 below 1e-3 in size): estimate and metric, device vs host
     gate_mismatches: int  # instruments whose gate decision differs
     passed: bool
+    wide_instruments: int = 0  # of them, a wide run's (extension_chains chains: the wide pass)
 
 
 SUMMARY_TOL = 1e-4  # float32 sums and ESS against the host's float64 on the same draws
@@ -240,27 +243,40 @@ _SUMMARY_FIELDS = ("regime_probs", "pred_mean", "pred_vol", "p_turbulent_sd",
 
 
 def compare_run_summary(gpu: WgpuBackend, cpu: Backend, spec: ModelSpec) -> SummaryAgreement:
-    """A warm run's summary made on the device (regime_model.run_summary) against the
-    host's from the same run's draws: the estimate the strategy reads, the gate's Monte
-    Carlo errors and decisions, and the next metric, on `gpu`'s lane sampler (a CPU adapter
-    without one: a backend with it at CPU_LANE_THREADS threads a lane)."""
+    """Warm runs' summaries made on the device (regime_model.run_summary) against the
+    host's from the same runs' draws: the estimate the strategy reads, the gate's Monte
+    Carlo errors and decisions, and the next metric; 8 instruments at `spec.chains` chains
+    and 2 of a wide run (the wide pass), on `gpu`'s lane sampler (a CPU adapter without
+    one: a backend with it at CPU_LANE_THREADS threads a lane)."""
     from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415 - imports wgpu
-    from regime_model.estimate import estimate_of  # noqa: PLC0415
 
     backend = gpu if gpu.lane_sampler is not None else WgpuBackend(
         gpu.device, lane_threads=CPU_LANE_THREADS, wake_clocks=False)  # fmt: skip
-    n = 8
+    narrow = _summary_errors(backend, cpu, spec, 8)
+    wide = _summary_errors(backend, cpu, wide_spec(spec), 2)
+    if narrow is None or wide is None:
+        return SummaryAgreement(10, float("inf"), 10, False, 2)
+    err, mismatches = max(narrow[0], wide[0]), narrow[1] + wide[1]
+    return SummaryAgreement(10, err, mismatches, err <= SUMMARY_TOL and mismatches == 0, 2)
+
+
+def _summary_errors(
+    backend: Backend, cpu: Backend, spec: ModelSpec, n: int
+) -> tuple[float, int] | None:
+    """The largest relative error of the device summary's estimate and metric against the
+    host's, and the gate decisions that differ; None where the run brought no summary."""
+    from regime_model.estimate import estimate_of  # noqa: PLC0415
+
     series = 0.01 * regime_returns(n, spec.window + 1, np.random.default_rng(13))
     returns, carries = _warm_start(cpu, spec, n, series)
     batch, scale = build_batch(returns, carries, np.arange(n), 2, 13, spec)
     result = backend.run_update(batch)
-    if result.summary is None:
-        return SummaryAgreement(n, float("inf"), n, False)
+    if run_summary.usable(result.summary, spec.chains, spec.n_states) is None:
+        return None
     device = estimate_of(result, batch.y, scale, spec, backend, diagnose=False)
     host = estimate_of(result._replace(summary=None), batch.y, scale, spec, backend,
                        diagnose=False)  # fmt: skip
     pairs = [(getattr(device.estimate, f), getattr(host.estimate, f)) for f in _SUMMARY_FIELDS]
     pairs += [(a.inv_mass, b.inv_mass) for a, b in zip(device.carries, host.carries, strict=True)]
     err = max(float((np.abs(a - b) / np.maximum(np.abs(b), 1e-3)).max()) for a, b in pairs)
-    mismatches = int((device.estimate.converged != host.estimate.converged).sum())
-    return SummaryAgreement(n, err, mismatches, err <= SUMMARY_TOL and mismatches == 0)
+    return err, int((device.estimate.converged != host.estimate.converged).sum())

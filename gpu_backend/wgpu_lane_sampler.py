@@ -165,7 +165,7 @@ class LaneSampler:
                  first: IntArray | None) -> dict[str, Any]:  # fmt: skip
         hmm, D, K, window = self.hmm, p.D, batch.n_states, batch.window
         buffers = hmm.buffers(Launch(ENTRY_VALUE_GRAD, K, y_tm, p.floats[:, :D], D))
-        summary = DeviceSummary.sizes(first, K, D) if first is not None else {}
+        summary = DeviceSummary.sizes(first, K, D, p.draws) if first is not None else {}
         readback = sum(n for _, n in read_parts(p)) + _pred_bytes(p, K) + summary.get("r_rows", 0)
         sizes = {
             **state_sizes(p),
@@ -224,8 +224,7 @@ class LaneSampler:
         write_state(queue, buffers, p, batch.config.target_accept, ring, budget)
         # each lane stops at its own schedule's budget: as many as the longest needs
         dispatches = max(len(dispatch_starts(row, p.shift, budget)) for row in p.steps)
-        instruments = 0 if first is None else self.summary.write(queue, buffers, first, batch,
-                                                                 p.draws)  # fmt: skip
+        instruments = 0 if first is None else self.summary.write(queue, buffers, first, p.draws)
         commands = self._encode(buffers, K, T, p, dispatches, instruments)
         self.submissions += 1
         self.dispatches += dispatches + (instruments > 0)
@@ -236,7 +235,7 @@ class LaneSampler:
         summary's rows."""
         p, K, first = prepared.plan, prepared.K, prepared.summarised
         L, pred_bytes = p.lanes, _pred_bytes(p, K)
-        rows = 0 if first is None else DeviceSummary.sizes(first, K, p.D)["r_rows"]
+        rows = 0 if first is None else DeviceSummary.sizes(first, K, p.D, p.draws)["r_rows"]
         readout, raw = read_state(self.hmm, prepared.readback, p, pred_bytes + rows)
         ended = readout.words[:, U_IT]
         if L and (ended >= SUBGROUP_MARK).any():

@@ -4,8 +4,10 @@ docs/bench-results/wide_summary_profile.py [N]` (default 18: a trial account's w
 instruments) runs N instruments at an extension block's 32 chains on numpy (a short cold
 start), gives the run its per-draw predictive as the lane sampler brings it, and times
 estimate.estimate_of on it 20 times (min and median ms), then profiles 20 more (the
-functions with the most time in all). A wide instrument's 32 chains are summarised on the
-host, not the device (run_summary's sort holds 256 draws; twenty-seventh session)."""
+functions with the most time in all). A wide instrument's 32 chains were summarised on
+the host when this was measured (run_summary's sort then held 256 draws; twenty-seventh
+session); since the twenty-eighth session a device with the workgroup memory summarises
+them, and the host's summary is the numpy backend's and the fallback's."""
 
 import cProfile
 import pstats

@@ -10,13 +10,19 @@ host's arithmetic (estimate.py, diagnostics.py) step for step, in float32:
   thread and one tree over the workgroup;
 - ranks: the pooled split-chain values bitonic-sorted in workgroup memory (NMAX of them,
   padded with +inf); each value's normal score is looked up by the first + last sorted
-  position of its tie (diagnostics._scores, uploaded once per draw count), so ties get the
-  host's average ranks exactly;
+  position of its tie (two binary searches: bounded work however many draws tie), in the
+  table of its pooled count (diagnostics._scores, uploaded once per count, after the
+  table's 1 / most ESS per draw), so ties get the host's average ranks exactly; the
+  scores then replace the sorted values in place (the workgroup holds two NMAX arrays);
 - the ESS: diagnostics._ess, the chains' autocovariance one lag per thread, then Geyer's
   initial positive, monotone sequence on thread 0, with the same cap on ESS per draw.
 
-An instrument whose pooled draws exceed NMAX, or whose chains are not the summary's,
-gets a row of NaN: the host summarises that run (a wide instrument's 32 chains).
+An instrument is summarised over its own lanes (first_lane), by one of two modules: the
+narrow one (NMAX 256: 4 chains x 40 draws are 160 pooled) and the wide one (NMAX_WIDE
+2,048: a wide instrument's 32 chains x 40 are 1,280), each dispatched over every
+instrument and taking those of its size. One whose pooled draws exceed what either sorts
+gets a row of NaN from the wide pass (from the narrow pass where the device has no wide
+one): the host summarises that run (a wide instrument's joined blocks of 64 chains).
 """
 
 from __future__ import annotations
@@ -25,7 +31,9 @@ import functools
 
 ENTRY_SUMMARY = "summarise"
 WORKGROUP = 64
-NMAX = 256  # pooled split-chain draws one workgroup sorts: 4 chains x 40 draws are 160
+NMAX = 256  # pooled split-chain draws the narrow module sorts: 4 chains x 40 draws are 160
+NMAX_WIDE = 2048  # the wide module's: 32 chains x 40 draws are 1,280
+NO_TABLE = 0xFFFFFFFF  # an instrument's score table offset where no module summarises it
 # uniform; the draws and energies; the predictive; the normal scores; per instrument its
 # first lane; the rows
 SUMMARY_BINDINGS: tuple[str, ...] = (
@@ -42,10 +50,10 @@ struct Params {
     instruments: u32,
     S: u32,          // draws per chain
     half: u32,       // S / 2: the split chains' length
-    chains: u32,     // lanes per instrument the summary is for
-    min_tau: f32,    // 1 / most ESS credited per draw (diagnostics._ess)
+    _unused0: u32,
+    _unused1: f32,
     lanes: u32,
-    _pad0: u32,
+    wide: u32,       // 1: a wide module runs too and takes what this one does not sort
     _pad1: u32,
 }
 
@@ -53,7 +61,8 @@ struct Params {
 @group(0) @binding(1) var<storage, read> outv: array<f32>;    // draws [lanes, S, D], energy
 @group(0) @binding(2) var<storage, read> pred: array<f32>;    // [lanes, S, K + 2]
 @group(0) @binding(3) var<storage, read> scores: array<f32>;  // by first + last of a tie
-@group(0) @binding(4) var<storage, read> first_lane: array<u32>;  // [instruments + 1]
+// [instruments + 1] each instrument's first lane, then [instruments] its score table's offset
+@group(0) @binding(4) var<storage, read> first_lane: array<u32>;
 @group(0) @binding(5) var<storage, read_write> rows: array<f32>;  // [instruments, NOUT]
 
 const D: u32 = K * (K + 1u);
@@ -63,12 +72,12 @@ const WG: u32 = {wg}u;
 const NMAX: u32 = {nmax}u;
 
 var<workgroup> red: array<array<f32, NR>, WG>;
-var<workgroup> key: array<f32, NMAX>;
+const SMALL: u32 = NMAX / 4u;  // the lags and split chains a module handles
+var<workgroup> key: array<f32, NMAX>;  // the pooled values, sorted; then their normal scores
 var<workgroup> idx: array<u32, NMAX>;
-var<workgroup> z: array<f32, NMAX>;
-var<workgroup> acov: array<f32, NMAX>;
-var<workgroup> cmean: array<f32, NMAX>;
-var<workgroup> cvar: array<f32, NMAX>;
+var<workgroup> acov: array<f32, SMALL>;
+var<workgroup> cmean: array<f32, SMALL>;
+var<workgroup> cvar: array<f32, SMALL>;
 var<workgroup> ess_out: array<f32, 2>;
 
 fn reduce(mine: array<f32, NR>, j: u32) -> array<f32, NR> {
@@ -93,8 +102,7 @@ fn quantity(q: u32, lane: u32, s: u32) -> f32 {
 }
 
 // the bulk ESS of quantity q over the instrument's split chains (diagnostics.bulk_ess)
-fn bulk_ess(q: u32, first: u32, j: u32) {
-    let C = sp.chains;
+fn bulk_ess(q: u32, first: u32, C: u32, table: u32, j: u32) {
     let h = sp.half;
     let M = 2u * C;
     let n = M * h;
@@ -129,20 +137,27 @@ fn bulk_ess(q: u32, first: u32, j: u32) {
             workgroupBarrier();
         }
     }
+    var zs: array<f32, NMAX / WG>;  // this thread's scores, written back after all have read
     for (var p = j; p < n; p += WG) {
-        var lo = p;
-        while (lo > 0u && key[lo - 1u] == key[p]) { lo -= 1u; }
-        var hi = p;
-        while (hi + 1u < n && key[hi + 1u] == key[p]) { hi += 1u; }
-        z[idx[p]] = scores[lo + hi];
+        let v = key[p];
+        var a = 0u;  // lo: the first position holding v
+        var b = p;
+        while (a < b) { let m = (a + b) / 2u; if (key[m] < v) { a = m + 1u; } else { b = m; } }
+        let lo = a;
+        a = p;  // hi: the last position holding v
+        b = n - 1u;
+        while (a < b) { let m = (a + b + 1u) / 2u; if (key[m] > v) { b = m - 1u; } else { a = m; } }
+        zs[p / WG] = scores[table + 1u + lo + a];
     }
+    workgroupBarrier();
+    for (var p = j; p < n; p += WG) { key[idx[p]] = zs[p / WG]; }  // z, in draw order
     workgroupBarrier();
     for (var c = j; c < M; c += WG) {
         var sum = 0.0;
-        for (var t = 0u; t < h; t++) { sum += z[c * h + t]; }
+        for (var t = 0u; t < h; t++) { sum += key[c * h + t]; }
         let mean = sum / f32(h);
         var sq = 0.0;
-        for (var t = 0u; t < h; t++) { let e = z[c * h + t] - mean; sq += e * e; }
+        for (var t = 0u; t < h; t++) { let e = key[c * h + t] - mean; sq += e * e; }
         cmean[c] = mean;
         cvar[c] = sq / f32(h);
     }
@@ -151,7 +166,7 @@ fn bulk_ess(q: u32, first: u32, j: u32) {
         var sum = 0.0;
         for (var c = 0u; c < M; c++) {
             for (var t = 0u; t + lag < h; t++) {
-                sum += (z[c * h + t] - cmean[c]) * (z[c * h + t + lag] - cmean[c]);
+                sum += (key[c * h + t] - cmean[c]) * (key[c * h + t + lag] - cmean[c]);
             }
         }
         acov[lag] = sum / f32(h * M);
@@ -177,11 +192,22 @@ fn bulk_ess(q: u32, first: u32, j: u32) {
             total += monotone;
         }
         let tau = -1.0 + 2.0 * total;
-        var ess = f32(n) / max(tau, sp.min_tau);
+        var ess = f32(n) / max(tau, scores[table]);
         if (!(var_plus > 0.0 && var_plus < 3.0e38)) { ess = 0.0; }
         ess_out[q] = ess;
     }
     workgroupBarrier();
+}
+
+// whether a module sorting nm pooled draws summarises an instrument of `lanes` chains
+fn fits_in(nm: u32, lanes: u32, table: u32) -> bool {
+    return 2u * lanes * sp.half <= nm && 2u * lanes <= nm / 4u && sp.half <= nm / 4u
+        && sp.half >= 2u && table != 0xffffffffu;
+}
+
+// a row of NaN: the host summarises this instrument's run
+fn nan_row(out_row: u32, j: u32) {
+    for (var c = j; c < NOUT; c += WG) { rows[out_row + c] = bitcast<f32>(0x7fc00000u); }
 }
 
 @compute @workgroup_size(WG)
@@ -191,11 +217,18 @@ fn summarise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     if (i >= sp.instruments) { return; }
     let first = first_lane[i];
     let lanes = first_lane[i + 1u] - first;
+    let table = first_lane[sp.instruments + 1u + i];
     let rows_n = lanes * sp.S;
     let out_row = i * NOUT;
-    if (lanes != sp.chains || 2u * sp.chains * sp.half > NMAX || sp.half < 2u) {
-        for (var c = j; c < NOUT; c += WG) { rows[out_row + c] = bitcast<f32>(0x7fc00000u); }
-        return;
+    let narrow = fits_in({nmax}u, lanes, table);
+    if (NMAX == {nmax}u) {
+        if (!narrow) {  // the wide module's, or NaN where the device has none
+            if (sp.wide == 0u) { nan_row(out_row, j); }
+            return;
+        }
+    } else {
+        if (narrow) { return; }  // the narrow module's
+        if (!fits_in(NMAX, lanes, table)) { nan_row(out_row, j); return; }
     }
     // pass 1: sums
     var mine: array<f32, NR>;
@@ -230,8 +263,8 @@ fn summarise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         }
     }
     let squares = reduce(sq, j);
-    bulk_ess(0u, first, j);
-    bulk_ess(1u, first, j);
+    bulk_ess(0u, first, lanes, table, j);
+    bulk_ess(1u, first, lanes, table, j);
     if (j == 0u) {
         for (var k = 0u; k < K; k++) { rows[out_row + k] = sums[k] / nf; }
         rows[out_row + K] = sums[K] / nf;
@@ -249,8 +282,16 @@ fn summarise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
 
 
 @functools.cache
-def run_summary_source(K: int) -> str:
-    """The summary module for K states (one string object per K: the pipeline cache's
-    key is remembered by identity)."""
-    body = _SOURCE.replace("{wg}", str(WORKGROUP)).replace("{nmax}", str(NMAX))
+def run_summary_source(K: int, nmax: int = NMAX) -> str:
+    """The summary module for K states sorting `nmax` pooled draws (NMAX or NMAX_WIDE; one
+    string object per pair: the pipeline cache's key is remembered by identity)."""
+    body = (_SOURCE.replace("{wg}", str(WORKGROUP)).replace("const NMAX: u32 = {nmax}u;",
+            f"const NMAX: u32 = {nmax}u;").replace("{nmax}", str(NMAX)))  # fmt: skip
     return f"const K: u32 = {K}u;\n" + body
+
+
+def workgroup_bytes(K: int, nmax: int) -> int:
+    """The module's workgroup memory: its sums' tree, the sort's two arrays, the three
+    small ones (a device must allow this much to run it)."""
+    D = K * (K + 1)
+    return 4 * (WORKGROUP * (K + 4 + D) + 2 * nmax + 3 * (nmax // 4) + 2)

@@ -120,7 +120,8 @@ def _lines(report: Any) -> list[str]:
         f"{j['runs_differing']} runs differ from the same run alone, "
         f"{j['joined_differing']} joined into one run"
         f"  {'ok' if j['passed'] else 'FAIL'}",
-        f"summary  {r['instruments']} instruments summarised on the device: max err "
+        f"summary  {r['instruments']} instruments ({r['wide_instruments']} of a wide run) "
+        f"summarised on the device: max err "
         f"{r['max_err']:.1e}, {r['gate_mismatches']} gate decisions differ from the host's"
         f"  {'ok' if r['passed'] else 'FAIL'}",
         "PASS" if report["passed"] else "FAIL",

@@ -7,11 +7,12 @@ host then summarises its run."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from wgpu_fixtures import fixture_gpu_device, lane_backend  # noqa: F401 - fixture
 
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
-from gpu_backend.shaders.run_summary import NMAX
+from gpu_backend.shaders.run_summary import NMAX, NMAX_WIDE
 from gpu_backend.wgpu_device import Device
 from regime_model import run_summary
 from regime_model.blocks import join_chains, take_instruments
@@ -20,6 +21,7 @@ from regime_model.estimate import estimate_of
 from regime_model.params import n_params
 from regime_model.sampler import SampleResult
 from regime_model.update import ModelSpec, build_batch, refresh
+from regime_model.width import wide_spec
 
 K, C, S = 2, 4, 30
 D = n_params(K)
@@ -48,7 +50,7 @@ def test_the_device_summary_is_the_hosts_arithmetic_on_the_same_draws(gpu_device
     n = 7
     draws, pred = _draws_with_ties(n, np.random.default_rng(5))
     summary = lane_backend(gpu_device, 8).lane_sampler.summary  # type: ignore[union-attr]
-    rows = summary.alone(draws, pred, np.arange(0, n * C + 1, C), C, K)
+    rows = summary.alone(draws, pred, np.arange(0, n * C + 1, C), K)
     got = run_summary.from_rows(rows, K)
 
     by_instrument = pred.reshape(n, C * S, K + 2)
@@ -68,36 +70,61 @@ def test_the_device_summary_is_the_hosts_arithmetic_on_the_same_draws(gpu_device
                                rtol=1e-4)  # fmt: skip
 
 
-def test_an_instrument_of_other_chains_is_left_to_the_host(gpu_device: Device) -> None:
-    # a joined batch: two narrow instruments, then a wide one of 32 chains (1,920 draws, more
-    # than the pass sorts), then a narrow one
-    first = np.array([0, C, 2 * C, 2 * C + 32, 3 * C + 32])
-    draws, pred = _draws_with_ties(12, np.random.default_rng(6))
+def test_a_wide_instrument_is_summarised_by_the_wide_pass_over_its_own_lanes(
+    gpu_device: Device,
+) -> None:
+    """A joined batch: two narrow instruments, a wide one of 32 chains (960 pooled draws:
+    the wide module's), a narrow one, and one of 72 chains (2,160: more than either module
+    sorts, left to the host). Each summarised instrument's row is the host's arithmetic
+    over its own lanes."""
     summary = lane_backend(gpu_device, 8).lane_sampler.summary  # type: ignore[union-attr]
-    rows = summary.alone(draws[: first[-1]], pred[: first[-1] * S], first, C, K)
-    assert np.isnan(rows[2]).all()
-    assert not np.isnan(rows[[0, 1, 3]]).any()
+    assert summary.wide  # lavapipe gives a workgroup 32 KB
+    first = np.array([0, C, 2 * C, 2 * C + 32, 3 * C + 32, 3 * C + 104])
+    draws, pred = _draws_with_ties(30, np.random.default_rng(6))
+    rows = summary.alone(draws[: first[-1]], pred[: first[-1] * S], first, K)
+    assert np.isnan(rows[4]).all()
+    assert not np.isnan(rows[:4]).any()
+    for i in range(4):
+        lanes = slice(first[i], first[i + 1])
+        by_draw = pred[first[i] * S : first[i + 1] * S]
+        chains = first[i + 1] - first[i]
+        decision = np.stack([by_draw[:, K - 1].reshape(chains, S),
+                             0.5 * np.log(by_draw[:, K + 1]).reshape(chains, S)], axis=-1)
+        got = run_summary.from_rows(rows[i : i + 1], K)
+        np.testing.assert_allclose(got.ess[0], bulk_ess(decision[None])[0], rtol=1e-4)
+        np.testing.assert_allclose(got.spread[0], decision.reshape(-1, 2).std(axis=0),
+                                   rtol=1e-4, atol=1e-7)  # fmt: skip
+        np.testing.assert_allclose(got.draw_var[0],
+                                   draws[lanes].reshape(-1, D).var(axis=0, ddof=1), rtol=1e-4)
     lanes = np.repeat(rows, np.diff(first), axis=0)
     assert run_summary.usable(lanes[: 2 * C], C, K) is not None
-    assert run_summary.usable(lanes, C, K) is None  # estimate_of summarises on the host
+    assert run_summary.usable(lanes[2 * C : 2 * C + 32], 32, K) is not None
+    assert run_summary.usable(lanes[3 * C + 32 :], 72, K) is None  # the host summarises it
 
 
 SPEC = ModelSpec(window=64, warmup_cold=150, draws=30)
 
 
-def test_a_warm_runs_estimate_from_the_device_summary_is_the_hosts(gpu_device: Device) -> None:
-    """The lane sampler's warm run brings its summary; estimate_of's estimate and carries
-    from it are the ones it makes from the run's draws, and its gate decides the same."""
-    N = 6
-    window = 0.01 * regime_returns(N, SPEC.window + 1, np.random.default_rng(3))
+@pytest.mark.parametrize("wide", [False, True])
+def test_a_warm_runs_estimate_from_the_device_summary_is_the_hosts(
+    gpu_device: Device, wide: bool
+) -> None:
+    """The lane sampler's warm run brings its summary, a wide run's (32 chains) too;
+    estimate_of's estimate and carries from it are the ones it makes from the run's draws,
+    and its gate decides the same."""
+    spec = wide_spec(SPEC) if wide else SPEC
+    N = 3 if wide else 6
+    window = 0.01 * regime_returns(N, spec.window + 1, np.random.default_rng(3))
     keys = np.arange(N)
-    _, carries, _ = refresh(window[:, :-1], [None] * N, keys, 1, 5, SPEC, NumpyBackend())
+    _, carries, _ = refresh(window[:, :-1], [None] * N, keys, 1, 5, spec, NumpyBackend(),
+                            diagnose="none")  # fmt: skip
     gpu = lane_backend(gpu_device, 8)
-    batch, scale = build_batch(window[:, 1:], carries, keys, 2, 5, SPEC, 0)
+    batch, scale = build_batch(window[:, 1:], carries, keys, 2, 5, spec, 0)
     result = gpu.run_update(batch)
-    assert result.summary is not None and result.summary.shape == (N * SPEC.chains, 14)
-    device = estimate_of(result, batch.y, scale, SPEC, gpu, diagnose=False)
-    host = estimate_of(result._replace(summary=None), batch.y, scale, SPEC, gpu, diagnose=False)
+    assert result.summary is not None and result.summary.shape == (N * spec.chains, 14)
+    assert run_summary.usable(result.summary, spec.chains, K) is not None
+    device = estimate_of(result, batch.y, scale, spec, gpu, diagnose=False)
+    host = estimate_of(result._replace(summary=None), batch.y, scale, spec, gpu, diagnose=False)
     assert np.array_equal(device.estimate.converged, host.estimate.converged)
     for field in ("regime_probs", "pred_mean", "pred_vol", "p_turbulent_sd", "p_turbulent_mcse",
                   "vol_mcse"):  # fmt: skip
@@ -122,8 +149,11 @@ def test_a_summary_follows_its_lanes_and_is_dropped_when_chains_are_joined() -> 
     assert join_chains(result, result, n).summary is None
 
 
-def test_the_daemons_narrow_runs_fit_the_pass_and_its_wide_blocks_do_not() -> None:
+def test_the_daemons_narrow_and_wide_runs_fit_the_passes_and_a_joined_block_does_not() -> None:
+    """A narrow run's instruments go to the narrow pass, a wide first run's (32 chains) to
+    the wide one; a wide instrument that runs on is summarised over its first run's chains
+    and its block's joined (64), on the host."""
     spec = ModelSpec()
-    assert (
-        2 * spec.chains * (spec.draws // 2) <= NMAX < 2 * spec.extension_chains * (spec.draws // 2)
-    )
+    pooled = 2 * (spec.draws // 2)
+    assert spec.chains * pooled <= NMAX < spec.extension_chains * pooled <= NMAX_WIDE
+    assert 2 * spec.extension_chains * pooled > NMAX_WIDE
