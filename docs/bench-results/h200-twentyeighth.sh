@@ -3,9 +3,12 @@
 # window starts ([model] extension_chains), against the run-on blocks it saves.
 # `one`: the trial round, own device each, at extension_chains 32 (the default until this
 # session) and 64, alternated twice (bench round --extension-chains).
-# `two`: verify-gpu --quick and the golden digest; the trial round at 48 and 64, then 32
-# and 64 again.
-# Set-up as in h200-model.sh, carrying .gl, .whl and .whl-np.
+# `two`: a wide run's instruments summarised on the device too (the wide pass: 1,280
+# pooled draws sorted in workgroup memory): verify-gpu --quick and the golden digest in
+# this tree; the trial round, own device each, alternated twice between base28 (a `git
+# archive` tree of 86295c0, the commit before, carried as scratch/trees/base28) and this
+# tree (named wsum in the results).
+# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np (and scratch/trees for `two`).
 set -u
 ROOT=$(pwd)
 SESSION=twentyeighth
@@ -23,11 +26,10 @@ one)
 two)
     verify_digest "$ROOT"
     bundle two
-    round "$ROOT" e48-3 wgpu 12 3 --extension-chains 48
-    round "$ROOT" e64-3 wgpu 12 3 --extension-chains 64
-    bundle two
-    round "$ROOT" e32-4 wgpu 12 3 --extension-chains 32
-    round "$ROOT" e64-4 wgpu 12 3 --extension-chains 64
-    bundle two
+    for n in 1 2; do
+        round "$ROOT/scratch/trees/base28" "base28-$n" wgpu 12 3
+        round "$ROOT" "wsum-$n" wgpu 12 3
+        bundle two
+    done
     ;;
 esac
