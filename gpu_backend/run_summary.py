@@ -75,14 +75,14 @@ def _table_counts(first: IntArray, draws: int) -> list[int]:
 class DeviceSummary:
     """The summary pass of one device's lane sampler."""
 
-    def __init__(self, handle: Any, states: tuple[int, ...]) -> None:
+    def __init__(self, handle: Any, states: tuple[int, ...], wide: bool = True) -> None:
         self.handle = handle
         self.cache = PipelineCache(handle, SUMMARY_BINDINGS)
-        # The wide module where the device gives a workgroup its memory (a wide instrument's
-        # 1,280 pooled draws sorted: about 28 KB at K = 4; wgpu's default allows 16 KB,
-        # Vulkan devices 32 KB or more, which wgpu_device asks for).
+        # The wide module if asked for and the device gives a workgroup its memory (a wide
+        # instrument's 1,280 pooled draws sorted: 29.7 KB at K = 4; wgpu's default allows
+        # 16 KB, Vulkan devices 32 KB or more, which wgpu_device asks for).
         room = int(handle.limits.get("max-compute-workgroup-storage-size", 0))
-        self.wide = all(workgroup_bytes(K, NMAX_WIDE) <= room for K in states)
+        self.wide = wide and all(workgroup_bytes(K, NMAX_WIDE) <= room for K in states)
         for K in states:
             for source in self._sources(K):
                 self.cache.get(source, K, WORKGROUP, ENTRY_SUMMARY)
@@ -135,11 +135,12 @@ class DeviceSummary:
         return rows
 
     def encode(self, encoder: Any, buffers: dict[str, Any], generation: int, K: int,
-               instruments: int) -> None:  # fmt: skip
-        """Records the pass after the run's (the draws and predictive are its inputs)."""
+               instruments: int, timestamp_writes: Any = None) -> None:  # fmt: skip
+        """Records the pass after the run's (the draws and predictive are its inputs);
+        `timestamp_writes` as a compute pass takes them (docs/bench-results/summary_pass.py)."""
         self._group = cached_bind_group(self._group, generation, self.handle,
                                         self.cache.bind_group_layout, buffers, ROLES)  # fmt: skip
-        compute = encoder.begin_compute_pass()
+        compute = encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
         compute.set_bind_group(0, self._group[1])
         for source in self._sources(K):  # each takes the instruments of its size
             compute.set_pipeline(self.cache.get(source, K, WORKGROUP, ENTRY_SUMMARY))

@@ -246,18 +246,23 @@ def compare_run_summary(gpu: WgpuBackend, cpu: Backend, spec: ModelSpec) -> Summ
     """Warm runs' summaries made on the device (regime_model.run_summary) against the
     host's from the same runs' draws: the estimate the strategy reads, the gate's Monte
     Carlo errors and decisions, and the next metric; 8 instruments at `spec.chains` chains
-    and 2 of a wide run (the wide pass), on `gpu`'s lane sampler (a CPU adapter without
-    one: a backend with it at CPU_LANE_THREADS threads a lane)."""
+    and, where the device has the wide pass (a GPU), 2 of a wide run; on `gpu`'s lane
+    sampler (a CPU adapter without one: a backend with it at CPU_LANE_THREADS threads a
+    lane)."""
     from gpu_backend.wgpu_backend import WgpuBackend  # noqa: PLC0415 - imports wgpu
 
     backend = gpu if gpu.lane_sampler is not None else WgpuBackend(
         gpu.device, lane_threads=CPU_LANE_THREADS, wake_clocks=False)  # fmt: skip
-    narrow = _summary_errors(backend, cpu, spec, 8)
-    wide = _summary_errors(backend, cpu, wide_spec(spec), 2)
-    if narrow is None or wide is None:
-        return SummaryAgreement(10, float("inf"), 10, False, 2)
-    err, mismatches = max(narrow[0], wide[0]), narrow[1] + wide[1]
-    return SummaryAgreement(10, err, mismatches, err <= SUMMARY_TOL and mismatches == 0, 2)
+    checks = [(spec, 8)]
+    sampler = backend.lane_sampler
+    if sampler is not None and sampler.summary.wide:  # a GPU's: a CPU adapter has none
+        checks.append((wide_spec(spec), 2))
+    found = [_summary_errors(backend, cpu, s, n) for s, n in checks]
+    n, wide = sum(n for _, n in checks), sum(n for s, n in checks if s.chains > spec.chains)
+    if any(f is None for f in found):
+        return SummaryAgreement(n, float("inf"), n, False, wide)
+    err, mismatches = max(f[0] for f in found if f), sum(f[1] for f in found if f)
+    return SummaryAgreement(n, err, mismatches, err <= SUMMARY_TOL and mismatches == 0, wide)
 
 
 def _summary_errors(

@@ -132,7 +132,9 @@ class LaneSampler:
         self._hmm_group: tuple[int, Any] | None = None  # (pool generation, bind group)
         self._own_group: tuple[int, Any] | None = None
         self.ring = ReturnsRing()
-        self.summary = DeviceSummary(hmm.device.handle, states)
+        # the wide module on a GPU only: on lavapipe its sorts of 2,048 draws took 120 ms a
+        # trial account's run, against the host's 5.5 (docs/bench-results/summary_pass.py)
+        self.summary = DeviceSummary(hmm.device.handle, states, wide=not self.bounded_loops)
         self.submissions = 0
         self.dispatches = 0
 

@@ -8,14 +8,20 @@
 # this tree; the trial round, own device each, alternated twice between base28 (a `git
 # archive` tree of 86295c0, the commit before, carried as scratch/trees/base28) and this
 # tree (named wsum in the results).
-# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np (and scratch/trees for `two`).
+# `three`: the wide pass with no index sorted beside the values, a thread per pair of the
+# sort and the autocovariance over lags and groups of chains (this tree, named wsum2):
+# verify-gpu --quick and the golden digest; summary_pass.py (the pass alone at a trial
+# account's shape, with and without its 18 wide instruments), twice; the trial round
+# alternated twice between base28 and this tree.
+# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np (and scratch/trees for `two`
+# and `three`).
 set -u
 ROOT=$(pwd)
 SESSION=twentyeighth
 TAG=twentyeighth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 
-case ${1:?one or two} in
+case ${1:?one, two or three} in
 one)
     for n in 1 2; do
         round "$ROOT" "e32-$n" wgpu 12 3 --extension-chains 32
@@ -30,6 +36,17 @@ two)
         round "$ROOT/scratch/trees/base28" "base28-$n" wgpu 12 3
         round "$ROOT" "wsum-$n" wgpu 12 3
         bundle two
+    done
+    ;;
+three)
+    verify_digest "$ROOT"
+    script summary-pass-1 60 summary_pass.py 40
+    script summary-pass-2 60 summary_pass.py 40
+    bundle three
+    for n in 1 2; do
+        round "$ROOT/scratch/trees/base28" "base28-$n" wgpu 12 3
+        round "$ROOT" "wsum2-$n" wgpu 12 3
+        bundle three
     done
     ;;
 esac

@@ -10,12 +10,13 @@ host's arithmetic (estimate.py, diagnostics.py) step for step, in float32:
   thread and one tree over the workgroup;
 - ranks: the pooled split-chain values bitonic-sorted in workgroup memory (NMAX of them,
   padded with +inf); each value's normal score is looked up by the first + last sorted
-  position of its tie (two binary searches: bounded work however many draws tie), in the
-  table of its pooled count (diagnostics._scores, uploaded once per count, after the
-  table's 1 / most ESS per draw), so ties get the host's average ranks exactly; the
-  scores then replace the sorted values in place (the workgroup holds two NMAX arrays);
-- the ESS: diagnostics._ess, the chains' autocovariance one lag per thread, then Geyer's
-  initial positive, monotone sequence on thread 0, with the same cap on ESS per draw.
+  position of its tie, two binary searches in the sorted values (bounded work however
+  many draws tie; no index sorted beside the values), in the table of its pooled count
+  (diagnostics._scores, uploaded once per count, after the table's 1 / most ESS per
+  draw), so ties get the host's average ranks exactly;
+- the ESS: diagnostics._ess, the chains' autocovariance by lag and group of chains over
+  the threads, then Geyer's initial positive, monotone sequence on thread 0, with the same
+  cap on ESS per draw.
 
 An instrument is summarised over its own lanes (first_lane), by one of two modules: the
 narrow one (NMAX 256: 4 chains x 40 draws are 160 pooled) and the wide one (NMAX_WIDE
@@ -73,8 +74,8 @@ const NMAX: u32 = {nmax}u;
 
 var<workgroup> red: array<array<f32, NR>, WG>;
 const SMALL: u32 = NMAX / 4u;  // the lags and split chains a module handles
-var<workgroup> key: array<f32, NMAX>;  // the pooled values, sorted; then their normal scores
-var<workgroup> idx: array<u32, NMAX>;
+var<workgroup> key: array<f32, NMAX>;  // the pooled values, sorted
+var<workgroup> z: array<f32, NMAX>;  // the pooled values in draw order; then their scores
 var<workgroup> acov: array<f32, SMALL>;
 var<workgroup> cmean: array<f32, SMALL>;
 var<workgroup> cvar: array<f32, SMALL>;
@@ -111,64 +112,69 @@ fn bulk_ess(q: u32, first: u32, C: u32, table: u32, j: u32) {
             let c2 = m / h;
             let t = m % h;
             let s = select(sp.S - h + t, t, c2 < C);
-            key[m] = quantity(q, first + c2 % C, s);
+            let v = quantity(q, first + c2 % C, s);
+            key[m] = v;
+            z[m] = v;
         } else {
             key[m] = 3.0e38;
         }
-        idx[m] = m;
     }
     workgroupBarrier();
+    // bitonic sort of the values alone, a thread per pair (i with bit w clear, i | w)
     for (var k = 2u; k <= NMAX; k <<= 1u) {
         for (var w = k >> 1u; w > 0u; w >>= 1u) {
-            for (var i = j; i < NMAX; i += WG) {
-                let l = i ^ w;
-                if (l > i) {
-                    let a = key[i];
-                    let b = key[l];
-                    if ((a > b) == ((i & k) == 0u)) {
-                        key[i] = b;
-                        key[l] = a;
-                        let x = idx[i];
-                        idx[i] = idx[l];
-                        idx[l] = x;
-                    }
+            for (var pair = j; pair < NMAX / 2u; pair += WG) {
+                let i = ((pair & ~(w - 1u)) << 1u) | (pair & (w - 1u));
+                let l = i | w;
+                let a = key[i];
+                let b = key[l];
+                if ((a > b) == ((i & k) == 0u)) {
+                    key[i] = b;
+                    key[l] = a;
                 }
             }
             workgroupBarrier();
         }
     }
-    var zs: array<f32, NMAX / WG>;  // this thread's scores, written back after all have read
-    for (var p = j; p < n; p += WG) {
-        let v = key[p];
+    // each draw's normal score, in place: its tie's first and last sorted positions
+    for (var m = j; m < n; m += WG) {
+        let v = z[m];
         var a = 0u;  // lo: the first position holding v
-        var b = p;
-        while (a < b) { let m = (a + b) / 2u; if (key[m] < v) { a = m + 1u; } else { b = m; } }
+        var b = n - 1u;
+        while (a < b) { let c = (a + b) / 2u; if (key[c] < v) { a = c + 1u; } else { b = c; } }
         let lo = a;
-        a = p;  // hi: the last position holding v
-        b = n - 1u;
-        while (a < b) { let m = (a + b + 1u) / 2u; if (key[m] > v) { b = m - 1u; } else { a = m; } }
-        zs[p / WG] = scores[table + 1u + lo + a];
+        b = n - 1u;  // hi: the last position holding v
+        while (a < b) { let c = (a + b + 1u) / 2u; if (key[c] > v) { b = c - 1u; } else { a = c; } }
+        z[m] = scores[table + 1u + lo + a];
     }
-    workgroupBarrier();
-    for (var p = j; p < n; p += WG) { key[idx[p]] = zs[p / WG]; }  // z, in draw order
     workgroupBarrier();
     for (var c = j; c < M; c += WG) {
         var sum = 0.0;
-        for (var t = 0u; t < h; t++) { sum += key[c * h + t]; }
+        for (var t = 0u; t < h; t++) { sum += z[c * h + t]; }
         let mean = sum / f32(h);
         var sq = 0.0;
-        for (var t = 0u; t < h; t++) { let e = key[c * h + t] - mean; sq += e * e; }
+        for (var t = 0u; t < h; t++) { let e = z[c * h + t] - mean; sq += e * e; }
         cmean[c] = mean;
         cvar[c] = sq / f32(h);
     }
     workgroupBarrier();
-    for (var lag = j; lag < h; lag += WG) {
+    // the autocovariance lag by lag, its chains in G groups (every thread busy where the
+    // lags are fewer than the threads); the groups' sums, then added in acov[lag]
+    let G = max(1u, WG / h);
+    for (var slot = j; slot < G * h; slot += WG) {
+        let lag = slot % h;
         var sum = 0.0;
-        for (var c = 0u; c < M; c++) {
+        for (var c = slot / h; c < M; c += G) {
             for (var t = 0u; t + lag < h; t++) {
-                sum += (key[c * h + t] - cmean[c]) * (key[c * h + t + lag] - cmean[c]);
+                sum += (z[c * h + t] - cmean[c]) * (z[c * h + t + lag] - cmean[c]);
             }
         }
+        acov[slot] = sum;
+    }
+    workgroupBarrier();
+    for (var lag = j; lag < h; lag += WG) {
+        var sum = acov[lag];
+        for (var g = 1u; g < G; g++) { sum += acov[g * h + lag]; }
         acov[lag] = sum / f32(h * M);
     }
     workgroupBarrier();

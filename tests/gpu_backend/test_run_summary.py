@@ -12,6 +12,7 @@ from wgpu_fixtures import fixture_gpu_device, lane_backend  # noqa: F401 - fixtu
 
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
+from gpu_backend.run_summary import DeviceSummary
 from gpu_backend.shaders.run_summary import NMAX, NMAX_WIDE
 from gpu_backend.wgpu_device import Device
 from regime_model import run_summary
@@ -77,7 +78,8 @@ def test_a_wide_instrument_is_summarised_by_the_wide_pass_over_its_own_lanes(
     the wide module's), a narrow one, and one of 72 chains (2,160: more than either module
     sorts, left to the host). Each summarised instrument's row is the host's arithmetic
     over its own lanes."""
-    summary = lane_backend(gpu_device, 8).lane_sampler.summary  # type: ignore[union-attr]
+    # the wide module, which the daemon runs on a GPU only, here on this adapter
+    summary = DeviceSummary(gpu_device.handle, (K,), wide=True)
     assert summary.wide  # lavapipe gives a workgroup 32 KB
     first = np.array([0, C, 2 * C, 2 * C + 32, 3 * C + 32, 3 * C + 104])
     draws, pred = _draws_with_ties(30, np.random.default_rng(6))
@@ -118,9 +120,17 @@ def test_a_warm_runs_estimate_from_the_device_summary_is_the_hosts(
     keys = np.arange(N)
     _, carries, _ = refresh(window[:, :-1], [None] * N, keys, 1, 5, spec, NumpyBackend(),
                             diagnose="none")  # fmt: skip
-    gpu = lane_backend(gpu_device, 8)
+    gpu = lane_backend(gpu_device, 8)  # shared with other tests: its summary put back below
+    sampler = gpu.lane_sampler
+    assert sampler is not None
+    own = sampler.summary
+    if wide:  # the wide module, which the daemon runs on a GPU only
+        sampler.summary = DeviceSummary(gpu_device.handle, (K,), wide=True)
     batch, scale = build_batch(window[:, 1:], carries, keys, 2, 5, spec, 0)
-    result = gpu.run_update(batch)
+    try:
+        result = gpu.run_update(batch)
+    finally:
+        sampler.summary = own
     assert result.summary is not None and result.summary.shape == (N * spec.chains, 14)
     assert run_summary.usable(result.summary, spec.chains, K) is not None
     device = estimate_of(result, batch.y, scale, spec, gpu, diagnose=False)
