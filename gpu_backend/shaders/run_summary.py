@@ -37,14 +37,7 @@ NMAX_WIDE = 2048  # the wide module's: 32 chains x 40 draws are 1,280
 NO_TABLE = 0xFFFFFFFF  # an instrument's score table offset where no module summarises it
 # uniform; the draws and energies; the predictive; the normal scores; per instrument its
 # first lane; the rows
-SUMMARY_BINDINGS: tuple[str, ...] = (
-    "uniform",
-    "read-only-storage",
-    "read-only-storage",
-    "read-only-storage",
-    "read-only-storage",
-    "storage",
-)
+SUMMARY_BINDINGS: tuple[str, ...] = ("uniform", *["read-only-storage"] * 4, "storage")
 
 _SOURCE = """
 struct Params {
