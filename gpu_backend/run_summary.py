@@ -87,6 +87,7 @@ class DeviceSummary:
             for source in self._sources(K):
                 self.cache.get(source, K, WORKGROUP, ENTRY_SUMMARY)
         self._group: tuple[int, Any] | None = None
+        self._tables: tuple[Any, ...] | None = None  # what the score tables last written hold
 
     def _sources(self, K: int) -> list[str]:
         narrow = run_summary_source(K)
@@ -103,9 +104,15 @@ class DeviceSummary:
             "r_rows": 4 * n * run_summary.width(K, D),
         }
 
-    def write(self, queue: Any, buffers: dict[str, Any], first: IntArray, draws: int) -> int:
-        """The pass's inputs for the instruments from `first`; returns how many."""
-        return _write(queue, buffers, first, draws, self.wide)
+    def write(self, queue: Any, buffers: dict[str, Any], first: IntArray, draws: int,
+              generation: int) -> int:  # fmt: skip
+        """The pass's inputs for the instruments from `first`; returns how many. The score
+        tables are written only when their counts (or the pool's buffers, `generation`)
+        changed since the last run: an update's are its last's (10 KB with wide ones)."""
+        tables = (tuple(_table_counts(first, draws)), generation, diagnostics.ESS_MOST_PER_DRAW)
+        write_tables = tables != self._tables
+        self._tables = tables
+        return _write(queue, buffers, first, draws, self.wide, write_tables)
 
     def alone(self, draws: FloatArray, pred: FloatArray, first: IntArray, K: int) -> FloatArray:
         """The pass on its own, over draws [L, S, D] and each draw's predictive
@@ -157,11 +164,12 @@ class DeviceSummary:
         return out
 
 
-def _write(queue: Any, buffers: dict[str, Any], first: IntArray, draws: int, wide: bool) -> int:
+def _write(queue: Any, buffers: dict[str, Any], first: IntArray, draws: int, wide: bool,
+           write_tables: bool = True) -> int:  # fmt: skip
     """The pass's inputs for instruments from `first` of `draws` draws each: their first
     lanes, then each one's score table offset (NO_TABLE past what a module sorts), and
-    the tables, each its 1 / most ESS per draw and then the normal scores of its pooled
-    count; returns the instruments."""
+    (`write_tables`) the tables, each its 1 / most ESS per draw and then the normal scores
+    of its pooled count; returns the instruments."""
     n = len(first) - 1
     pooled = _pooled(first, draws)
     offsets = np.full(n, NO_TABLE, dtype=np.uint32)
@@ -172,7 +180,7 @@ def _write(queue: Any, buffers: dict[str, Any], first: IntArray, draws: int, wid
         at += 2 * count
     index = np.concatenate([first.astype(np.uint32), offsets])
     queue.write_buffer(buffers["r_first"], 0, index)
-    if tables:
+    if tables and write_tables:
         queue.write_buffer(buffers["r_scores"], 0, np.concatenate(tables).astype(np.float32))
     params = struct.pack("<4If3I", n, draws, draws // 2, 0, 0.0, int(first[-1]), int(wide), 0)
     queue.write_buffer(buffers["r_params"], 0, params)

@@ -226,7 +226,8 @@ class LaneSampler:
         write_state(queue, buffers, p, batch.config.target_accept, ring, budget)
         # each lane stops at its own schedule's budget: as many as the longest needs
         dispatches = max(len(dispatch_starts(row, p.shift, budget)) for row in p.steps)
-        instruments = 0 if first is None else self.summary.write(queue, buffers, first, p.draws)
+        instruments = 0 if first is None else self.summary.write(
+            queue, buffers, first, p.draws, self.hmm.pool.generation)
         commands = self._encode(buffers, K, T, p, dispatches, instruments)
         self.submissions += 1
         self.dispatches += dispatches + (instruments > 0)

@@ -47,7 +47,7 @@ def measure(summary: DeviceSummary, handle, chains: list[int], repeats: int, tim
                "s_pred": handle.create_buffer_with_data(data=pred, usage=u.STORAGE)}
     for role, nbytes in summary.sizes(first, K, D, S).items():
         buffers[role] = handle.create_buffer(size=nbytes, usage=usage()[role])
-    summary.write(handle.queue, buffers, first, S)
+    summary.write(handle.queue, buffers, first, S, -1)
     query = handle.create_query_set(type="timestamp", count=2) if timed else None
     stamps = handle.create_buffer(size=16, usage=u.QUERY_RESOLVE | u.COPY_SRC) if timed else None
     walls, device = [], []

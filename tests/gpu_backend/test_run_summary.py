@@ -6,6 +6,8 @@ host then summarises its run."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from wgpu_fixtures import fixture_gpu_device, lane_backend  # noqa: F401 - fixture
@@ -167,3 +169,30 @@ def test_the_daemons_narrow_and_wide_runs_fit_the_passes_and_a_joined_block_does
     pooled = 2 * (spec.draws // 2)
     assert spec.chains * pooled <= NMAX < spec.extension_chains * pooled <= NMAX_WIDE
     assert 2 * spec.extension_chains * pooled > NMAX_WIDE
+
+
+def test_the_score_tables_follow_the_draw_count_from_run_to_run(gpu_device: Device) -> None:
+    """A run's score tables are uploaded only when their pooled counts change: a run of
+    another draw count after one of 30 draws gets its own count's scores (its bulk ESS is
+    the host's), and a run like the one before uploads none of them again."""
+    N = 3
+    window = 0.01 * regime_returns(N, SPEC.window + 1, np.random.default_rng(4))
+    keys = np.arange(N)
+    narrow = replace(SPEC, extend_max=0)  # every carry of 4 chains
+    _, carries, _ = refresh(window[:, :-1], [None] * N, keys, 1, 5, narrow, NumpyBackend(),
+                            diagnose="none")  # fmt: skip
+    gpu = lane_backend(gpu_device, 8)
+    sampler = gpu.lane_sampler
+    assert sampler is not None
+    for run, draws in enumerate((30, 30, 20)):
+        spec = replace(narrow, draws=draws)
+        batch, scale = build_batch(window[:, 1:], carries, keys, 2, 5, spec, 0)
+        written = sampler.summary._tables
+        result = gpu.run_update(batch)
+        if run:  # the second run's tables are the first's; the third's another count's
+            assert (sampler.summary._tables == written) == (run == 1)
+        device = run_summary.usable(result.summary, spec.chains, K)
+        assert device is not None
+        decision = estimate_of(result._replace(summary=None), batch.y, scale, spec, gpu,
+                               diagnose=False).decision_draws  # fmt: skip
+        np.testing.assert_allclose(device.ess, bulk_ess(decision), rtol=1e-4)
