@@ -12,10 +12,15 @@ Gathering. A request names its bar (the update's bar time). When a worker's firs
 of a bar arrives the server waits, at most `gather_s` past it, for the other workers that
 have neither sent a batch of that bar nor ended its update (a worker says so after each
 update), then runs every pending batch at once. A worker's later blocks of the same
-update (its run-on) wait for nobody: they run at once, joined with whatever is pending
-then (waiting for run-ons that may not come cost the H200's trial round a median 7.5 ms
-per block: docs/benchmarks.md, twenty-fifth session). Nothing here changes any run's
-numbers, only when it runs.
+update (its run-on) wait likewise, at most `gather_s`, for the workers of the bar that
+may still send a block of the same stage: inside the bar (its first batch sent, its
+update not ended) and not past that stage. (The twenty-fifth session found that wait
+cost 7.5 ms a block, the workers that ran on nothing ending only after their host
+summary; with the wide instruments summarised on the device a worker ends about 2 ms
+after its reply, and the blocks that do come run as one instead of one after another:
+docs/benchmarks.md, twenty-eighth session.) Replies go out on a thread each, so that no
+worker waits for the others' replies to be pickled and written. Nothing here changes any
+run's numbers, only when it runs.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import contextlib
 import queue
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Listener
 from typing import Any, NamedTuple
@@ -49,6 +55,7 @@ class _Client:
     account: str
     ended: float = float("-inf")  # the last bar whose update the worker ended
     sent: float = float("-inf")  # the last bar of which the worker sent a batch
+    stage: int = 0  # how many batches of that bar it sent before its last (0: its first)
     pending: list[_Request] = field(default_factory=list)
 
 
@@ -59,6 +66,7 @@ class _Request(NamedTuple):
     batch: UpdateBatch
     arrived: float
     first: bool  # the worker's first batch of this bar
+    stage: int  # its batches of this bar before this one (0: the first; k: run-on block k)
 
 
 class Gathering(NamedTuple):
@@ -77,6 +85,14 @@ class Gathering(NamedTuple):
 RECENT = 10_000  # gatherings kept for the figures: hours of bars
 
 
+def _reply(request: _Request, result: Any, failed: str | None, share: Traffic) -> None:
+    """One worker's answer: its run (float32 where exact) or why it failed, and its share
+    of the device traffic. A worker gone meanwhile: its reader thread reports the leave."""
+    with contextlib.suppress(OSError, ValueError):
+        reply = None if result is None else compact(result)
+        request.client.conn.send(("result", request.ident, reply, failed, share))
+
+
 class DeviceServer:
     """Serves `backend`'s warm runs to the workers that connect to `listener`."""
 
@@ -89,6 +105,9 @@ class DeviceServer:
         self.recent: collections.deque[Gathering] = collections.deque(maxlen=RECENT)
         self._open: set[Connection] = set()  # every worker connection, from its accept on
         self._open_lock = threading.Lock()
+        # replies written side by side: pickling and writing a trial account's draws takes
+        # milliseconds, which the last of five workers waited for one after another
+        self._replies = ThreadPoolExecutor(max_workers=8, thread_name_prefix="device-reply")
 
     def serve(self, listener: Listener, stop: threading.Event) -> None:
         """Until `stop`: accept workers (a thread), read them (a thread each), run here."""
@@ -100,6 +119,7 @@ class DeviceServer:
             except queue.Empty:
                 continue
             self._gather_and_run()
+        self._replies.shutdown(wait=False)
 
     def _accept(self, listener: Listener, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -157,21 +177,29 @@ class DeviceServer:
             ident, bar, batch = body
             first = bar is not None and float(bar) > client.sent
             if bar is not None:
+                client.stage = 0 if first else client.stage + 1
                 client.sent = max(client.sent, float(bar))
-            client.pending.append(_Request(client, ident, bar, batch, time.monotonic(), first))
+            client.pending.append(_Request(client, ident, bar, batch, time.monotonic(), first,
+                                           client.stage))  # fmt: skip
 
-    def _expected(self, bar: float) -> bool:
-        """Whether a connected worker may still send its first batch of `bar`'s update."""
-        return any(not c.pending and c.ended < bar and c.sent < bar for c in self.clients)
+    def _expected(self, bar: float, stage: int) -> bool:
+        """Whether a connected worker may still send a batch of `bar`'s update at `stage`
+        (0: its first batch; k: its k-th run-on block): it has not ended the bar, has none
+        pending, and has not sent that stage's batch of the bar yet."""
+        return any(not c.pending and c.ended < bar
+                   and (c.sent < bar or (c.sent == bar and c.stage < stage))
+                   for c in self.clients)  # fmt: skip
 
     def _gather_and_run(self) -> None:
         pending = [r for c in self.clients for r in c.pending]
         if not pending:
             return
-        bars = [r.bar for r in pending if r.bar is not None and r.first]
-        if bars:  # a first batch of a bar waits for the others' first batches
+        timed = [r for r in pending if r.bar is not None]
+        if timed:  # a bar's batch waits for the others' batches of its stage
+            bar = max(float(r.bar) for r in timed if r.bar is not None)
+            stage = max(r.stage for r in timed if r.bar == bar)
             deadline = min(r.arrived for r in pending) + self.gather_s
-            while self._expected(max(bars)) and (left := deadline - time.monotonic()) > 0:
+            while self._expected(bar, stage) and (left := deadline - time.monotonic()) > 0:
                 try:
                     self._apply(*self._events.get(timeout=left))
                 except queue.Empty:
@@ -205,14 +233,14 @@ class DeviceServer:
                                   any(r.first for r in requests), joined is not None, max(waits),
                                   1e3 * (time.monotonic() - started)))  # fmt: skip
         traffic, lanes = take_traffic(self.backend), sum(len(b.y) for b in batches)
+        sends = []
         for request, (result, failed) in zip(requests, replies, strict=True):
             # each its run's submissions and its lanes' share of the bytes uploaded
             share = Traffic(traffic.submissions,
                             round(traffic.upload_bytes * len(request.batch.y) / max(lanes, 1)))
-            # a worker gone meanwhile: its reader thread reports the leave
-            with contextlib.suppress(OSError, ValueError):
-                reply = None if result is None else compact(result)  # float32 where exact
-                request.client.conn.send(("result", request.ident, reply, failed, share))
+            sends.append(self._replies.submit(_reply, request, result, failed, share))
+        for sent in sends:  # each worker has this one request out: all answered before more
+            sent.result()
 
     def record(self, gathering: Gathering) -> None:
         self.gatherings += 1

@@ -13,15 +13,20 @@
 # verify-gpu --quick and the golden digest; summary_pass.py (the pass alone at a trial
 # account's shape, with and without its 18 wide instruments), twice; the trial round
 # alternated twice between base28 and this tree.
-# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np (and scratch/trees for `two`
-# and `three`).
+# `four`: the shared device with run-on blocks gathered by stage and replies on a thread
+# each (this tree, named shared-new) against the shared device as it was (pre29, a `git
+# archive` tree of f4d92a9, carried as scratch/trees/pre29; named shared-pre) and each
+# worker on its own device (this tree; own): the trial round with `--shared-device`, in
+# turn twice.
+# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np (and scratch/trees for `two`,
+# `three` and `four`).
 set -u
 ROOT=$(pwd)
 SESSION=twentyeighth
 TAG=twentyeighth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 
-case ${1:?one, two or three} in
+case ${1:?one to four} in
 one)
     for n in 1 2; do
         round "$ROOT" "e32-$n" wgpu 12 3 --extension-chains 32
@@ -47,6 +52,14 @@ three)
         round "$ROOT/scratch/trees/base28" "base28-$n" wgpu 12 3
         round "$ROOT" "wsum2-$n" wgpu 12 3
         bundle three
+    done
+    ;;
+four)
+    for n in 1 2; do
+        round "$ROOT" "shared-new-$n" wgpu 12 3 --shared-device
+        round "$ROOT" "own-$n" wgpu 12 3
+        round "$ROOT/scratch/trees/pre29" "shared-pre-$n" wgpu 12 3 --shared-device
+        bundle four
     done
     ;;
 esac

@@ -130,34 +130,64 @@ def test_a_worker_that_ended_the_bar_is_not_waited_for(gpu_device: Device, serve
     assert got and late.served_runs == 1 and server.gatherings == 1
 
 
-def test_a_later_block_of_a_bar_waits_for_nobody(gpu_device: Device, serve: Any) -> None:
-    """A run-on block is a worker's second batch of the bar: the others, still inside the
-    bar but past their first batch, may send none; it runs at once."""
+def _two_workers(gpu_device: Device, serve: Any) -> tuple[DeviceServer, SharedDeviceBackend,
+                                                         SharedDeviceBackend]:  # fmt: skip
     server, address, authkey = serve(WgpuBackend(gpu_device))
     first, second = (SharedDeviceBackend(WgpuBackend(gpu_device), address, authkey, name)
                      for name in ("first", "second"))  # fmt: skip
     assert first.connect() and second.connect()
-    batches = [Account(0).batch(), Account(1).batch()]
-    sent, release = threading.Event(), threading.Event()
+    return server, first, second
 
-    def other_worker() -> None:  # sends its first batch, then stays inside the bar
+
+def test_a_later_block_of_a_bar_waits_for_the_workers_inside_it_and_runs_joined(
+    gpu_device: Device, serve: Any
+) -> None:
+    """A run-on block is a worker's second batch of the bar: the other worker, inside the
+    bar and not past its first batch, may send one too, so the block waits for it (the
+    server's gathering would wait 600 s; a block not run within the client's 30 s would
+    run on its worker) and the two run as one."""
+    server, first, second = _two_workers(gpu_device, serve)
+    batches = [Account(0).batch(), Account(1).batch()]
+
+    def worker(client: SharedDeviceBackend, batch: UpdateBatch) -> None:
+        with client.update_turn(BAR):
+            client.run_update(batch)  # the first batches, gathered
+            client.run_update(batch)  # each a run-on block, gathered
+
+    threads = [threading.Thread(target=worker, args=(c, b))
+               for c, b in zip((first, second), batches, strict=True)]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(DEADLINE_S)
+    assert [(c.served_runs, c.own_runs) for c in (first, second)] == [(2, 0), (2, 0)]
+    assert (server.gatherings, server.batches) == (2, 4)
+    figures = server.figures()
+    assert figures["first_batches_max"] == 2 and figures["later_batches_max"] == 2
+
+
+def test_a_later_block_does_not_wait_for_a_worker_that_ended_the_bar(
+    gpu_device: Device, serve: Any
+) -> None:
+    server, first, second = _two_workers(gpu_device, serve)
+    batches = [Account(0).batch(), Account(1).batch()]
+    ended = threading.Event()
+
+    def other_worker() -> None:  # its first batch, then the end of its update: no run-on
         with second.update_turn(BAR):
             second.run_update(batches[1])
-            sent.set()
-            release.wait(DEADLINE_S)
+        ended.set()
 
     other = threading.Thread(target=other_worker)
     other.start()
     with first.update_turn(BAR):
         first.run_update(batches[0])  # gathered with the other's first batch
-        assert sent.wait(DEADLINE_S)
-        first.run_update(batches[0])  # a second block of the bar: waited for, it would
-    release.set()  # time out (600 s gathering, 30 s timeout) and run on this worker
+        assert ended.wait(DEADLINE_S)
+        first.run_update(batches[0])  # a run-on block: nobody left to wait for
     other.join(DEADLINE_S)
     assert (first.served_runs, first.own_runs) == (2, 0)
     assert (server.gatherings, server.batches) == (2, 3)
-    figures = server.figures()
-    assert figures["first_batches_max"] == 2 and figures["later_batches_max"] == 1
+    assert server.figures()["later_batches_max"] == 1
 
 
 def _turn(client: SharedDeviceBackend, account: Account) -> Any:
