@@ -83,6 +83,7 @@ class DeviceSummary:
         # 16 KB, Vulkan devices 32 KB or more, which wgpu_device asks for).
         room = int(handle.limits.get("max-compute-workgroup-storage-size", 0))
         self.wide = wide and all(workgroup_bytes(K, NMAX_WIDE) <= room for K in states)
+        self.passes = 2 if self.wide else 1  # dispatches a run's summary records
         for K in states:
             for source in self._sources(K):
                 self.cache.get(source, K, WORKGROUP, ENTRY_SUMMARY)

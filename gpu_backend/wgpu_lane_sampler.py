@@ -230,7 +230,7 @@ class LaneSampler:
             queue, buffers, first, p.draws, self.hmm.pool.generation)
         commands = self._encode(buffers, K, T, p, dispatches, instruments)
         self.submissions += 1
-        self.dispatches += dispatches + (instruments > 0)
+        self.dispatches += dispatches + (self.summary.passes if instruments else 0)
         return Prepared(p, K, buffers["s_readback"], commands, batch, first)
 
     def finish(self, prepared: Prepared) -> Finished:

@@ -35,8 +35,8 @@ WORKGROUP = 64
 NMAX = 256  # pooled split-chain draws the narrow module sorts: 4 chains x 40 draws are 160
 NMAX_WIDE = 2048  # the wide module's: 32 chains x 40 draws are 1,280
 NO_TABLE = 0xFFFFFFFF  # an instrument's score table offset where no module summarises it
-# uniform; the draws and energies; the predictive; the normal scores; per instrument its
-# first lane; the rows
+# uniform; the draws and energies; the predictive; the score tables; per instrument its
+# first lane and its table's offset; the rows
 SUMMARY_BINDINGS: tuple[str, ...] = ("uniform", *["read-only-storage"] * 4, "storage")
 
 _SOURCE = """
