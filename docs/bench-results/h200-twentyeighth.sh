@@ -18,6 +18,8 @@
 # archive` tree of f4d92a9, carried as scratch/trees/pre29; named shared-pre) and each
 # worker on its own device (this tree; own): the trial round with `--shared-device`, in
 # turn twice.
+# `five`: the session's last tree (named head28): verify-gpu --quick and the golden digest;
+# the trial round twice, own device each.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np (and scratch/trees for `two`,
 # `three` and `four`).
 set -u
@@ -26,7 +28,7 @@ SESSION=twentyeighth
 TAG=twentyeighth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 
-case ${1:?one to four} in
+case ${1:?one to five} in
 one)
     for n in 1 2; do
         round "$ROOT" "e32-$n" wgpu 12 3 --extension-chains 32
@@ -60,6 +62,14 @@ four)
         round "$ROOT" "own-$n" wgpu 12 3
         round "$ROOT/scratch/trees/pre29" "shared-pre-$n" wgpu 12 3 --shared-device
         bundle four
+    done
+    ;;
+five)
+    verify_digest "$ROOT"
+    bundle five
+    for n in 1 2; do
+        round "$ROOT" "head28-$n" wgpu 12 3
+        bundle five
     done
     ;;
 esac
