@@ -72,6 +72,18 @@ def _table_counts(first: IntArray, draws: int) -> list[int]:
     return sorted({int(c) for c in _pooled(first, draws) if 2 <= c <= NMAX_WIDE})
 
 
+def _layout(written: dict[int, int], first: IntArray, draws: int) -> dict[int, int]:
+    """Each pooled count's table offset in the scores buffer: those `written` before where
+    they are, this run's new counts after them (a first run's counts and its run-on
+    blocks' differ; each keeps its place, so neither rewrites the other's)."""
+    offsets = dict(written)
+    end = sum(2 * c for c in offsets)
+    for count in _table_counts(first, draws):
+        if count not in offsets:
+            offsets[count], end = end, end + 2 * count
+    return offsets
+
+
 class DeviceSummary:
     """The summary pass of one device's lane sampler."""
 
@@ -88,32 +100,35 @@ class DeviceSummary:
             for source in self._sources(K):
                 self.cache.get(source, K, WORKGROUP, ENTRY_SUMMARY)
         self._group: tuple[int, Any] | None = None
-        self._tables: tuple[Any, ...] | None = None  # what the score tables last written hold
+        self._offsets: dict[int, int] = {}  # pooled count -> its table's offset, written
+        self._kept: tuple[Any, ...] | None = None  # the generation and cap they were written at
 
     def _sources(self, K: int) -> list[str]:
         narrow = run_summary_source(K)
         return [narrow, run_summary_source(K, NMAX_WIDE)] if self.wide else [narrow]
 
-    @staticmethod
-    def sizes(first: IntArray, K: int, D: int, draws: int) -> dict[str, int]:
+    def sizes(self, first: IntArray, K: int, D: int, draws: int) -> dict[str, int]:
         """The pass's buffers for instruments from `first` (first_lanes) of `draws` draws."""
         n = len(first) - 1
         return {
             "r_params": 32,
-            "r_scores": 4 * max(1, sum(2 * c for c in _table_counts(first, draws))),
+            "r_scores": 4 * max(1, sum(2 * c for c in _layout(self._offsets, first, draws))),
             "r_first": 4 * (2 * n + 1),
             "r_rows": 4 * n * run_summary.width(K, D),
         }
 
     def write(self, queue: Any, buffers: dict[str, Any], first: IntArray, draws: int,
               generation: int) -> int:  # fmt: skip
-        """The pass's inputs for the instruments from `first`; returns how many. The score
-        tables are written only when their counts (or the pool's buffers, `generation`)
-        changed since the last run: an update's are its last's (10 KB with wide ones)."""
-        tables = (tuple(_table_counts(first, draws)), generation, diagnostics.ESS_MOST_PER_DRAW)
-        write_tables = tables != self._tables
-        self._tables = tables
-        return _write(queue, buffers, first, draws, self.wide, write_tables)
+        """The pass's inputs for the instruments from `first`; returns how many. A score
+        table is written once per pool generation (its buffers) and 1 / most ESS per draw,
+        not at every run: 10 KB a run with wide instruments."""
+        kept = (generation, diagnostics.ESS_MOST_PER_DRAW)
+        if kept != self._kept:  # new buffers, or another cap: every table written anew
+            self._offsets, self._kept = {}, kept
+        offsets = _layout(self._offsets, first, draws)
+        new = set(offsets) - set(self._offsets)
+        self._offsets = offsets
+        return _write(queue, buffers, first, draws, self.wide, offsets, new)
 
     def alone(self, draws: FloatArray, pred: FloatArray, first: IntArray, K: int) -> FloatArray:
         """The pass on its own, over draws [L, S, D] and each draw's predictive
@@ -129,9 +144,11 @@ class DeviceSummary:
             data=np.ascontiguousarray(x, dtype=np.float32), usage=u.STORAGE)
             for role, x in data.items()}  # fmt: skip
         n, first = len(first) - 1, np.asarray(first, dtype=np.uint32)
-        for role, nbytes in self.sizes(first, K, D, S).items():
+        offsets = _layout({}, first, S)  # its own buffers: every table written
+        for role, nbytes in {**self.sizes(first, K, D, S),
+                             "r_scores": 4 * max(1, sum(2 * c for c in offsets))}.items():
             buffers[role] = handle.create_buffer(size=nbytes, usage=usage()[role])
-        _write(handle.queue, buffers, first, S, self.wide)
+        _write(handle.queue, buffers, first, S, self.wide, offsets, set(offsets))
         encoder = handle.create_command_encoder()
         # these buffers are not the pool's: no cached bind group is used for them or kept
         self._group = None
@@ -166,23 +183,20 @@ class DeviceSummary:
 
 
 def _write(queue: Any, buffers: dict[str, Any], first: IntArray, draws: int, wide: bool,
-           write_tables: bool = True) -> int:  # fmt: skip
+           offsets: dict[int, int], new: set[int]) -> int:  # fmt: skip
     """The pass's inputs for instruments from `first` of `draws` draws each: their first
-    lanes, then each one's score table offset (NO_TABLE past what a module sorts), and
-    (`write_tables`) the tables, each its 1 / most ESS per draw and then the normal scores
-    of its pooled count; returns the instruments."""
+    lanes, then each one's score table offset (`offsets` by pooled count; NO_TABLE past
+    what a module sorts), and the tables of the counts in `new`, each its 1 / most ESS per
+    draw and then the normal scores of its pooled count; returns the instruments."""
     n = len(first) - 1
     pooled = _pooled(first, draws)
-    offsets = np.full(n, NO_TABLE, dtype=np.uint32)
-    tables, at = [], 0
+    table = np.full(n, NO_TABLE, dtype=np.uint32)
     for count in _table_counts(first, draws):
-        offsets[pooled == count] = at
-        tables.append(np.concatenate([[_min_tau(count)], diagnostics._scores(count)]))
-        at += 2 * count
-    index = np.concatenate([first.astype(np.uint32), offsets])
-    queue.write_buffer(buffers["r_first"], 0, index)
-    if tables and write_tables:
-        queue.write_buffer(buffers["r_scores"], 0, np.concatenate(tables).astype(np.float32))
+        table[pooled == count] = offsets[count]
+    queue.write_buffer(buffers["r_first"], 0, np.concatenate([first.astype(np.uint32), table]))
+    for count in sorted(new):
+        scores = np.concatenate([[_min_tau(count)], diagnostics._scores(count)])
+        queue.write_buffer(buffers["r_scores"], 4 * offsets[count], scores.astype(np.float32))
     params = struct.pack("<4If3I", n, draws, draws // 2, 0, 0.0, int(first[-1]), int(wide), 0)
     queue.write_buffer(buffers["r_params"], 0, params)
     return n

@@ -167,7 +167,7 @@ class LaneSampler:
                  first: IntArray | None) -> dict[str, Any]:  # fmt: skip
         hmm, D, K, window = self.hmm, p.D, batch.n_states, batch.window
         buffers = hmm.buffers(Launch(ENTRY_VALUE_GRAD, K, y_tm, p.floats[:, :D], D))
-        summary = DeviceSummary.sizes(first, K, D, p.draws) if first is not None else {}
+        summary = self.summary.sizes(first, K, D, p.draws) if first is not None else {}
         readback = sum(n for _, n in read_parts(p)) + _pred_bytes(p, K) + summary.get("r_rows", 0)
         sizes = {
             **state_sizes(p),
@@ -238,7 +238,7 @@ class LaneSampler:
         summary's rows."""
         p, K, first = prepared.plan, prepared.K, prepared.summarised
         L, pred_bytes = p.lanes, _pred_bytes(p, K)
-        rows = 0 if first is None else DeviceSummary.sizes(first, K, p.D, p.draws)["r_rows"]
+        rows = 0 if first is None else 4 * (len(first) - 1) * run_summary.width(K, p.D)
         readout, raw = read_state(self.hmm, prepared.readback, p, pred_bytes + rows)
         ended = readout.words[:, U_IT]
         if L and (ended >= SUBGROUP_MARK).any():

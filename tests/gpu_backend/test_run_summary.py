@@ -7,11 +7,13 @@ host then summarises its run."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
 from wgpu_fixtures import fixture_gpu_device, lane_backend  # noqa: F401 - fixture
 
+from gpu_backend import run_summary as gpu_run_summary
 from gpu_backend.identity import regime_returns
 from gpu_backend.numpy_backend import NumpyBackend
 from gpu_backend.run_summary import DeviceSummary
@@ -171,10 +173,21 @@ def test_the_daemons_narrow_and_wide_runs_fit_the_passes_and_a_joined_block_does
     assert 2 * spec.extension_chains * pooled > NMAX_WIDE
 
 
-def test_the_score_tables_follow_the_draw_count_from_run_to_run(gpu_device: Device) -> None:
-    """A run's score tables are uploaded only when their pooled counts change: a run of
-    another draw count after one of 30 draws gets its own count's scores (its bulk ESS is
-    the host's), and a run like the one before uploads none of them again."""
+def test_each_score_table_is_uploaded_once_and_kept_while_counts_alternate(
+    gpu_device: Device, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run uploads the score tables of pooled counts not uploaded before: a run like the
+    one before uploads none, a run of another draw count its own count's (its bulk ESS is
+    the host's), and a first run's count and its run-on blocks' (here: 30 draws, then 20,
+    then 30 again) each keep their table, so neither is uploaded again."""
+    uploaded: list[set[int]] = []
+    write = gpu_run_summary._write
+
+    def noting(*args: Any) -> int:
+        uploaded.append(set(args[-1]))
+        return write(*args)
+
+    monkeypatch.setattr(gpu_run_summary, "_write", noting)
     N = 3
     window = 0.01 * regime_returns(N, SPEC.window + 1, np.random.default_rng(4))
     keys = np.arange(N)
@@ -182,17 +195,15 @@ def test_the_score_tables_follow_the_draw_count_from_run_to_run(gpu_device: Devi
     _, carries, _ = refresh(window[:, :-1], [None] * N, keys, 1, 5, narrow, NumpyBackend(),
                             diagnose="none")  # fmt: skip
     gpu = lane_backend(gpu_device, 8)
-    sampler = gpu.lane_sampler
-    assert sampler is not None
-    for run, draws in enumerate((30, 30, 20)):
+    for draws in (30, 30, 20, 30, 20):
         spec = replace(narrow, draws=draws)
         batch, scale = build_batch(window[:, 1:], carries, keys, 2, 5, spec, 0)
-        written = sampler.summary._tables
         result = gpu.run_update(batch)
-        if run:  # the second run's tables are the first's; the third's another count's
-            assert (sampler.summary._tables == written) == (run == 1)
         device = run_summary.usable(result.summary, spec.chains, K)
         assert device is not None
         decision = estimate_of(result._replace(summary=None), batch.y, scale, spec, gpu,
                                diagnose=False).decision_draws  # fmt: skip
         np.testing.assert_allclose(device.ess, bulk_ess(decision), rtol=1e-4)
+    # 4 chains x 2 halves of 15 and of 10 draws: counts 120 and 80; the first run's upload
+    # depends on what the shared backend's earlier runs left
+    assert uploaded[1:] == [set(), {80}, set(), set()]
