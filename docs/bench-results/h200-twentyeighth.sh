@@ -20,6 +20,8 @@
 # turn twice.
 # `five`: the session's last tree (named head28): verify-gpu --quick and the golden digest;
 # the trial round twice, own device each.
+# `six`: the trial round once at the session's end (036fd40's score tables, each uploaded
+# once; named head28b).
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np (and scratch/trees for `two`,
 # `three` and `four`).
 set -u
@@ -28,7 +30,7 @@ SESSION=twentyeighth
 TAG=twentyeighth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 
-case ${1:?one to five} in
+case ${1:?one to six} in
 one)
     for n in 1 2; do
         round "$ROOT" "e32-$n" wgpu 12 3 --extension-chains 32
@@ -71,5 +73,9 @@ five)
         round "$ROOT" "head28-$n" wgpu 12 3
         bundle five
     done
+    ;;
+six)
+    round "$ROOT" head28b-1 wgpu 12 3
+    bundle six
     ;;
 esac
