@@ -3,8 +3,10 @@
 `python docs/bench-results/cpu_adapter_samplers.py N UPDATES BACKEND...` runs a cold
 update then UPDATES warm ones of N instruments (T = 256, K = 2, the daemon's ModelSpec)
 on each BACKEND: `numpy`; `wgpu` (as `select_backend` builds it: on a CPU adapter such
-as lavapipe, the sampler that dispatches per step in one submission); `laneL` (wgpu with
-the one-dispatch lane sampler forced on at L threads per lane, as on a GPU at 32). It
+as lavapipe, the sampler that dispatches per step in one submission until the
+twenty-seventh session, since then the lane sampler at its subgroup size, 8); `laneL`
+(wgpu with its threads per lane set to L: the one-dispatch lane sampler at L, as on a GPU
+at 32; `lane0` the sampler that dispatches per step, a thread per lane). It
 prints each warm update's wall ms, the last update's parts, the instrument-blocks run on
 per update and how many instruments passed the gate at the last one."""
 
