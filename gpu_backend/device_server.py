@@ -65,8 +65,12 @@ class _Request(NamedTuple):
     bar: float | None  # the update's bar time (epoch seconds); None: do not wait
     batch: UpdateBatch
     arrived: float
-    first: bool  # the worker's first batch of this bar
     stage: int  # its batches of this bar before this one (0: the first; k: run-on block k)
+
+    @property
+    def first(self) -> bool:
+        """The worker's first batch of this bar."""
+        return self.bar is not None and self.stage == 0
 
 
 class Gathering(NamedTuple):
@@ -179,7 +183,7 @@ class DeviceServer:
             if bar is not None:
                 client.stage = 0 if first else client.stage + 1
                 client.sent = max(client.sent, float(bar))
-            client.pending.append(_Request(client, ident, bar, batch, time.monotonic(), first,
+            client.pending.append(_Request(client, ident, bar, batch, time.monotonic(),
                                            client.stage))  # fmt: skip
 
     def _expected(self, bar: float, stage: int) -> bool:

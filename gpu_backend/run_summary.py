@@ -111,11 +111,16 @@ class DeviceSummary:
         """The pass's buffers for instruments from `first` (first_lanes) of `draws` draws."""
         n = len(first) - 1
         return {
-            "r_params": 32,
+            "r_params": 16,
             "r_scores": 4 * max(1, sum(2 * c for c in _layout(self._offsets, first, draws))),
             "r_first": 4 * (2 * n + 1),
-            "r_rows": 4 * n * run_summary.width(K, D),
+            "r_rows": DeviceSummary.rows_bytes(n, K, D),
         }
+
+    @staticmethod
+    def rows_bytes(instruments: int, K: int, D: int) -> int:
+        """The read back rows' bytes: a row of float32 per instrument."""
+        return 4 * instruments * run_summary.width(K, D)
 
     def write(self, queue: Any, buffers: dict[str, Any], first: IntArray, draws: int,
               generation: int) -> int:  # fmt: skip
@@ -197,6 +202,6 @@ def _write(queue: Any, buffers: dict[str, Any], first: IntArray, draws: int, wid
     for count in sorted(new):
         scores = np.concatenate([[_min_tau(count)], diagnostics._scores(count)])
         queue.write_buffer(buffers["r_scores"], 4 * offsets[count], scores.astype(np.float32))
-    params = struct.pack("<4If3I", n, draws, draws // 2, 0, 0.0, int(first[-1]), int(wide), 0)
+    params = struct.pack("<4I", n, draws, draws // 2, int(wide))
     queue.write_buffer(buffers["r_params"], 0, params)
     return n

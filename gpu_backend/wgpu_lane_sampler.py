@@ -50,7 +50,6 @@ from gpu_backend.wgpu_sampler import (
     usage,
     write_state,
 )
-from regime_model import run_summary
 from regime_model.backend import UpdateBatch
 from regime_model.sampler import SampleResult
 from regime_model.types import FloatArray, IntArray, PredictiveBatch
@@ -238,7 +237,7 @@ class LaneSampler:
         summary's rows."""
         p, K, first = prepared.plan, prepared.K, prepared.summarised
         L, pred_bytes = p.lanes, _pred_bytes(p, K)
-        rows = 0 if first is None else 4 * (len(first) - 1) * run_summary.width(K, p.D)
+        rows = 0 if first is None else DeviceSummary.rows_bytes(len(first) - 1, K, p.D)
         readout, raw = read_state(self.hmm, prepared.readback, p, pred_bytes + rows)
         ended = readout.words[:, U_IT]
         if L and (ended >= SUBGROUP_MARK).any():
@@ -277,7 +276,7 @@ class LaneSampler:
         parts = [*read_parts(p), ("s_pred", _pred_bytes(p, K))]
         if instruments:
             self.summary.encode(encoder, buffers, hmm.pool.generation, K, instruments)
-            parts.append(("r_rows", 4 * instruments * run_summary.width(K, p.D)))
+            parts.append(("r_rows", DeviceSummary.rows_bytes(instruments, K, p.D)))
         copy_back(hmm, encoder, buffers, parts)
         return encoder.finish()
 

@@ -44,11 +44,7 @@ struct Params {
     instruments: u32,
     S: u32,          // draws per chain
     half: u32,       // S / 2: the split chains' length
-    _unused0: u32,
-    _unused1: f32,
-    lanes: u32,
     wide: u32,       // 1: a wide module runs too and takes what this one does not sort
-    _pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> sp: Params;
