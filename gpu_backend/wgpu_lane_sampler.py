@@ -122,6 +122,10 @@ class LaneSampler:
         # llvmpipe ends an invocation's loops past its limit (shaders/lane_sampler.py): there
         # a run is split (its own module), on a GPU it is one dispatch
         self.bounded_loops = hmm.device.info.adapter_type == "CPU"
+        # each bar's emission computed once per gradient where exponentials are dear (a CPU
+        # adapter: lavapipe's warm runs 12-19 % shorter); a GPU computes it in each pass
+        # over the chunk, where keeping it was slower (shaders/hmm_scan.py)
+        self.keep_emissions = self.bounded_loops
         self.cache = PipelineCache(hmm.device.handle, HMM_BINDINGS, LANE_SAMPLER_BINDINGS)
         # A GPU compiles every K's module now; a CPU adapter, where the three take seconds
         # (lavapipe 4-5 s), the account's K's when its first warm batch runs.
@@ -141,7 +145,8 @@ class LaneSampler:
         """The one-dispatch module for K states, sized for windows of T bars."""
         hmm = self.hmm
         return lane_sampler_source(K, self.lane_threads, hmm.workgroup, hmm.accumulate,
-                                   window_capacity(T), self.bounded_loops, self.subgroups)
+                                   window_capacity(T), self.bounded_loops, self.subgroups,
+                                   self.keep_emissions)  # fmt: skip
 
     def budget(self, K: int, T: int, D: int) -> int:
         """Gradient evaluations per dispatch: no bound (0) on a GPU."""

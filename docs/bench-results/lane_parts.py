@@ -7,7 +7,8 @@ backend) with the module as built and with one part of each gradient taken out o
 source, R times after one untimed run each, and prints one JSON line per variant (`--only
 "as built"`: that one alone, to compare trees; `--profile`: each run's device ms too, from
 its compute pass's timestamps, the rest of its wall being the host's; `--kahan`: the sums
-over time in compensated float32, not the adapter's f64): the median run's wall ms and the
+over time in compensated float32, not the adapter's f64; `--threads L`: L threads per lane,
+lavapipe's subgroup 8 there, default 32): the median run's wall ms and the
 microseconds per gradient (wall / a lane's gradient evaluations). A variant's draws are
 meaningless (its chains do not sample the posterior); its run has the same iterations and
 gradient count, so what it saves is what that part costs. A measurement, not a sampler.
@@ -143,12 +144,14 @@ def _variant(source: str, edits: list[tuple[str, str]]) -> str:
 
 
 def measure(
-    n: int, runs: int = 5, only: str | None = None, profile: bool = False, kahan: bool = False
+    n: int, runs: int = 5, only: str | None = None, profile: bool = False, kahan: bool = False,
+    threads: int = 32,
 ) -> None:
     T = 256
     series = 0.01 * regime_returns(n, T + 2, np.random.default_rng(0))
     keys, spec = np.arange(n, dtype=np.uint32), ModelSpec(extend_max=0, window=T)
-    backend = WgpuBackend(lane_threads=32, profile=profile, accumulate="kahan" if kahan else None)
+    backend = WgpuBackend(lane_threads=threads, profile=profile,
+                          accumulate="kahan" if kahan else None)  # fmt: skip
     _, carries, _ = refresh(series[:, :T], [None] * n, keys, 1, 7, spec, backend)
     batch, _ = build_batch(series[:, 1 : T + 1], carries, keys, 2, 7, spec)
     lane = backend.lane_sampler
@@ -166,6 +169,7 @@ def measure(
         walls, evals = timed_runs(backend, batch, runs, device if profile else None)
         wall = float(np.median(walls))
         print(json.dumps({"variant": name, "instruments": n, "lanes": 4 * n, "T": T,
+                          "threads": threads,
                           "wall_ms": round(wall, 2), "walls_ms": [round(w, 2) for w in walls],
                           "gradients_per_lane": evals,
                           "us_per_gradient": round(1e3 * wall / max(evals, 1), 2),
@@ -180,7 +184,9 @@ if __name__ == "__main__":
     parser.add_argument("--only", help='one variant, e.g. "as built"')
     parser.add_argument("--profile", action="store_true", help="each run's device ms too")
     parser.add_argument("--kahan", action="store_true", help="sums in compensated float32")
+    parser.add_argument("--threads", type=int, default=32,
+                        help="threads per lane (lavapipe's subgroup: 8)")
     parser.add_argument("instruments", type=int, nargs="*", default=[8, 268])
     a = parser.parse_args()
     for n in a.instruments:
-        measure(n, a.runs, a.only, a.profile, a.kahan)
+        measure(n, a.runs, a.only, a.profile, a.kahan, a.threads)

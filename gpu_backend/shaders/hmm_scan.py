@@ -19,7 +19,11 @@ scan, the parallel-in-time forward-backward:
 
 With LT = T every chunk is one bar: the pure associative scan (LT is a parameter, measured
 in docs/benchmarks.md). A thread keeps its chunk's filtered messages for its backward pass
-in its own array, not in hmm.py's device scratch.
+in its own array, not in hmm.py's device scratch. With `keep_emissions` it also keeps each
+bar's emission from the chunk's product for both passes after it: the same values with a
+third of the exponentials: lavapipe's warm runs, a third of whose time they were, 12-19 %
+shorter; the H200's 5-10 % longer, where they cost little and the array goes to local
+memory (docs/benchmarks.md, twenty-ninth session).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ var<workgroup> ys: array<f32, TMAX>;
 // bars (registers or local memory, nearer than a device scratch buffer).
 const CMAX: u32 = (TMAX + LT - 1u) / LT;
 var<private> chunk_alpha: array<SV, CMAX>;
-// The last gradient's filtered message at the window's last bar, on the thread that owns
+{EMIT_DECL}// The last gradient's filtered message at the window's last bar, on the thread that owns
 // that bar: what filter_at would give at the same position, by the same arithmetic (the
 // one-dispatch sampler keeps its accepted position's from here: shaders/lane_sampler.py).
 var<private> last_filtered: SV;
@@ -56,11 +60,12 @@ fn scaled(r: SM) -> SM {
     return r;
 }
 
-// M_j: the product of the chunk's A_t, from the identity.
+// M_j: the product of the chunk's A_t, from the identity (with keep_emissions its bars'
+// emissions kept: forward_chunk and backward_chunk follow it in every gradient and filter).
 fn chunk_matrix(v: VModel, t0: u32, t1: u32) -> SM {
     var r = identity();
     for (var t = t0; t < t1; t++) {
-        let e = vemit(v, ys[t]);
+        let e = vemit(v, ys[t]);{EMIT_KEEP}
         var a = r;
         if (t > 0u) { a = r * v.P; }
         r = scaled(scale_columns(a, e.rel));
@@ -79,7 +84,7 @@ fn forward_chunk(v: VModel, a0: SV, t0: u32, t1: u32, store: bool) -> VForward {
     f.ll = acc_zero();
     f.a = a0;
     for (var t = t0; t < t1; t++) {
-        let e = vemit(v, ys[t]);
+        let e = {EMIT_AT};
         var pred = f.a;
         if (t > 0u) { pred = f.a * v.P; }
         let s = dot(pred, e.rel);
@@ -102,7 +107,7 @@ fn backward_chunk(v: VModel, b0: SV, before: SV,
     var t = t1;
     while (t > t0) {
         t -= 1u;
-        let e = vemit(v, ys[t]);
+        let e = {EMIT_AT};
         let g = chunk_alpha[t - t0] * b;
         let gk = g / dot(g, SV(1.0));
         s.gz = accv_add(s.gz, gk * e.z);
@@ -240,17 +245,34 @@ def workgroup_bytes(
 
 
 def scan_source(
-    K: int, lane_threads: int, capacity: int = TMAX, subgroups: bool = False
+    K: int,
+    lane_threads: int,
+    capacity: int = TMAX,
+    subgroups: bool = False,
+    keep_emissions: bool = False,
 ) -> str:
     """The scan entry points for windows of up to `capacity` bars; appended to
     shaders/hmm.py's module for the same K. `subgroups`: a lane's threads are exactly one
-    subgroup, and its rounds are shuffles (shaders/scan_rounds.py)."""
+    subgroup, and its rounds are shuffles (shaders/scan_rounds.py); `keep_emissions`: each
+    bar's emission computed once per gradient, not in each pass (a CPU adapter's choice)."""
     lt = lane_threads_for(K, lane_threads, capacity, subgroups)
     source = _SOURCE.replace("{LT}", str(lt)).replace("{TMAX}", str(capacity))
+    for hole, text in (_KEPT if keep_emissions else _COMPUTED).items():
+        source = source.replace(hole, text)
     source = source.replace("{ROUNDS}", scan_rounds(K, subgroups))
     for hole, text in _column_sums(K).items():
         source = source.replace(hole, text)
     return vector_source(K) + source + workgroup_sums(subgroups, K, lt)
+
+
+# Each pass over a chunk computes its bars' emissions (`_COMPUTED`), or the chunk's product,
+# which every pass follows, keeps them for the two after it (`_KEPT`): the same values.
+_COMPUTED = {"{EMIT_DECL}": "", "{EMIT_KEEP}": "", "{EMIT_AT}": "vemit(v, ys[t])"}
+_KEPT = {
+    "{EMIT_DECL}": "var<private> chunk_emit: array<VEmit, CMAX>;  // the chunk's emissions\n",
+    "{EMIT_KEEP}": "\n        chunk_emit[t - t0] = e;",
+    "{EMIT_AT}": "chunk_emit[t - t0]",
+}
 
 
 def _column_sums(K: int) -> dict[str, str]:

@@ -276,11 +276,13 @@ def lane_sampler_source(
     capacity: int,
     split: bool = False,
     subgroups: bool = False,
+    keep_emissions: bool = False,
 ) -> str:
     """The one-dispatch module for K states and windows of up to `capacity` bars
     (`workgroup`: the HMM module's own constant; `split`: runs of several dispatches, for a
     driver that bounds loops; `subgroups`: the scan's rounds as shuffles, for lanes whose
-    threads are one subgroup); built once per argument set."""
+    threads are one subgroup; `keep_emissions`: shaders/hmm_scan.py's); built once per
+    argument set."""
     lt = lane_threads_for(K, lane_threads, capacity, subgroups)
     run = _RUN
     holes = {**(_SPLIT if split else _WHOLE), **(_SUBGROUPS if subgroups else _NO_SUBGROUPS)}
@@ -288,7 +290,7 @@ def lane_sampler_source(
         run = run.replace(hole, text)
     return (
         hmm_source(K, workgroup, accumulate, private_io=True)
-        + scan_source(K, lt, capacity, subgroups)
+        + scan_source(K, lt, capacity, subgroups, keep_emissions)
         + sampler_functions(workgroup, _DECLARATIONS, dims="DM")
         + run.replace("{LT}", str(lt)).replace("{IT}", str(U_IT))
         .replace("{SCHEDULE}", str(U_SCHEDULE))

@@ -9,15 +9,13 @@ f32): lanes of 8 threads shuffle there; lanes of 16 or 32 would not be one subgr
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-import numpy as np
 import pytest
 from wgpu_fixtures import (  # noqa: F401 - fixtures
+    assert_same_bits,
     fixture_gpu_device,
+    fixture_two_readings_batch,
     fixture_wgpu_backend,
     lane_backend,
-    summer_2008,
 )
 
 from gpu_backend.shaders.hmm_scan import lane_threads_for, workgroup_bytes
@@ -26,29 +24,6 @@ from gpu_backend.subgroup_size import measure_subgroup_size
 from gpu_backend.wgpu_backend import WgpuBackend
 from gpu_backend.wgpu_device import Device, GpuCallError
 from regime_model.batches import UpdateBatch
-from regime_model.sampler import SampleResult
-from regime_model.update import ModelSpec, build_batch, refresh
-
-SPEC = ModelSpec(window=64, warmup_cold=150, draws=30)
-
-
-@pytest.fixture(name="batch")
-def fixture_batch(wgpu_backend: WgpuBackend) -> UpdateBatch:
-    """Three instruments' warm batch over windows with two readings (the move is taken)."""
-    returns = summer_2008(3, SPEC.window)
-    keys = np.arange(3, dtype=np.uint32)
-    cold_spec = replace(SPEC, extend_max=0)
-    _, carries, _ = refresh(returns[:, :-1], [None] * 3, keys, 1, 5, cold_spec, wgpu_backend,
-                            diagnose="none")  # fmt: skip
-    return build_batch(returns[:, 1:], carries, keys, 2, 5, SPEC)[0]
-
-
-def _assert_same_bits(a: SampleResult, b: SampleResult) -> None:
-    for name in ("draws", "energy", "acceptance", "step_size", "divergences", "summary"):
-        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
-    assert a.predictive is not None and b.predictive is not None
-    for x, y in zip(a.predictive, b.predictive, strict=True):
-        np.testing.assert_array_equal(x, y)
 
 
 def test_the_device_reports_one_subgroup_size_for_every_workgroup_size(
@@ -61,7 +36,7 @@ def test_the_device_reports_one_subgroup_size_for_every_workgroup_size(
 
 @pytest.mark.parametrize("split", [True, False])
 def test_lanes_of_one_subgroup_shuffle_their_rounds_and_give_the_same_bits(
-    gpu_device: Device, batch: UpdateBatch, split: bool
+    gpu_device: Device, two_readings_batch: UpdateBatch, split: bool
 ) -> None:
     """A warm run with shuffled rounds is the workgroup rounds' run, draw for draw and
     in each draw's predictive and the summary; split into dispatches (llvmpipe's loop
@@ -75,15 +50,15 @@ def test_lanes_of_one_subgroup_shuffle_their_rounds_and_give_the_same_bits(
         assert lane is not None and lane.subgroups == subgroups
         bounded, lane.bounded_loops = lane.bounded_loops, split
         try:
-            results.append(backend.run_update(batch))
+            results.append(backend.run_update(two_readings_batch))
         finally:
             lane.bounded_loops = bounded
-    _assert_same_bits(*results)
+    assert_same_bits(*results)
     assert results[0].shift_rate is not None and results[0].shift_rate.max() > 0
 
 
 def test_a_lane_run_at_another_subgroup_size_stops_and_later_runs_use_workgroup_memory(
-    gpu_device: Device, batch: UpdateBatch
+    gpu_device: Device, two_readings_batch: UpdateBatch
 ) -> None:
     """Lanes of twice the subgroup's threads are two subgroups: shuffles would read only
     half the lane. The kernel sees its subgroup size and stops its lanes unrun; the run
@@ -91,10 +66,11 @@ def test_a_lane_run_at_another_subgroup_size_stops_and_later_runs_use_workgroup_
     threads = 2 * gpu_device.info.subgroup_size
     backend = WgpuBackend(gpu_device, lane_threads=threads, subgroups=True)
     with pytest.raises(GpuCallError, match=rf"subgroups of {threads // 2} threads .* {threads}"):
-        backend.run_update(batch)
+        backend.run_update(two_readings_batch)
     assert backend.lane_sampler is not None and not backend.lane_sampler.subgroups
     reference = WgpuBackend(gpu_device, lane_threads=threads, subgroups=False)
-    _assert_same_bits(backend.run_update(batch), reference.run_update(batch))
+    batch = two_readings_batch
+    assert_same_bits(backend.run_update(batch), reference.run_update(batch))
 
 
 def test_a_lane_of_one_subgroup_holds_only_its_window_in_workgroup_memory() -> None:

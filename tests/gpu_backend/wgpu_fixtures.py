@@ -10,6 +10,7 @@ machine without Vulkan, install that package or leave the folder out with
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,13 @@ import pytest
 
 from gpu_backend.wgpu_backend import WgpuBackend
 from gpu_backend.wgpu_device import Device, GpuUnavailableError, open_device
+from regime_model.batches import UpdateBatch
+from regime_model.sampler import SampleResult
+from regime_model.update import ModelSpec, build_batch, refresh
 from service.bench.validate_data import closes
+
+# The warm batches of the same-bits tests: short windows, few draws (lavapipe's time)
+SHORT_SPEC = ModelSpec(window=64, warmup_cold=150, draws=30)
 
 
 @functools.cache
@@ -78,3 +85,24 @@ def summer_2008(instruments: int = 3, window: int = 64) -> np.ndarray:
     r, end = np.diff(np.log(prices)), dates.index("2008-08-13")
     return np.stack([r[end - window - 1 - 20 * k : end - 20 * k] for k in range(instruments)])
 
+
+
+@pytest.fixture(name="two_readings_batch")
+def fixture_two_readings_batch(wgpu_backend: WgpuBackend) -> UpdateBatch:
+    """Three instruments' warm batch over windows with two readings (the move is taken)."""
+    returns = summer_2008(3, SHORT_SPEC.window)
+    keys = np.arange(3, dtype=np.uint32)
+    cold_spec = replace(SHORT_SPEC, extend_max=0)
+    _, carries, _ = refresh(returns[:, :-1], [None] * 3, keys, 1, 5, cold_spec, wgpu_backend,
+                            diagnose="none")  # fmt: skip
+    return build_batch(returns[:, 1:], carries, keys, 2, 5, SHORT_SPEC)[0]
+
+
+def assert_same_bits(a: SampleResult, b: SampleResult) -> None:
+    """Two runs' draws, energies, acceptance, step sizes, divergences, summary and each
+    draw's predictive, bit for bit."""
+    for name in ("draws", "energy", "acceptance", "step_size", "divergences", "summary"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert a.predictive is not None and b.predictive is not None
+    for x, y in zip(a.predictive, b.predictive, strict=True):
+        np.testing.assert_array_equal(x, y)

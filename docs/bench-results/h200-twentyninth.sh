@@ -1,0 +1,38 @@
+#!/bin/sh
+# The twenty-ninth session's H200 calls (issue 14), 2026-12-04: each bar's emission kept
+# for a gradient's two passes over its chunk (shaders/hmm_scan.py's chunk_emit) instead of
+# computed in each of three.
+# `one`: verify-gpu --quick and the golden digest in this tree (head29); a warm batch's
+# device run (lane_parts.py --runs 9 --only "as built" at 268 and 990 instruments) in
+# base29 (a `git archive` tree of 1bf1ac0, the session's start, carried as
+# scratch/trees/base29) and this tree, alternated twice; the trial round, own device each,
+# base29 and this tree alternated twice.
+# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
+set -u
+ROOT=$(pwd)
+SESSION=twentyninth
+TAG=twentyninth-2026-12-04
+. "$(dirname "$0")/h200-lib.sh"
+BASE=$ROOT/scratch/trees/base29
+
+tree_script() {  # tree_script TREE NAME LIMIT SCRIPT ARGS...: script's packages from TREE
+    (tree=$1; shift; cd "$tree" && PYTHONPATH=$tree:$PYTHONPATH && export PYTHONPATH \
+        && script "$@")
+}
+
+case ${1:?one} in
+one)
+    verify_digest "$ROOT"
+    bundle one
+    for n in 1 2; do
+        tree_script "$BASE" "lane-parts-base29-$n" 120 lane_parts.py --runs 9 --only "as built" 268 990
+        tree_script "$ROOT" "lane-parts-head29-$n" 120 lane_parts.py --runs 9 --only "as built" 268 990
+    done
+    bundle one
+    for n in 1 2; do
+        round "$BASE" "base29-$n" wgpu 12 3
+        round "$ROOT" "head29-$n" wgpu 12 3
+        bundle one
+    done
+    ;;
+esac
