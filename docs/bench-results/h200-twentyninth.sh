@@ -7,6 +7,8 @@
 # base29 (a `git archive` tree of 1bf1ac0, the session's start, carried as
 # scratch/trees/base29) and this tree, alternated twice; the trial round, own device each,
 # base29 and this tree alternated twice.
+# `two`: the session's last tree (a GPU computes the emissions in each pass again; named
+# head29b): verify-gpu --quick and the golden digest; the trial round once, own device each.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
 set -u
 ROOT=$(pwd)
@@ -20,7 +22,7 @@ tree_script() {  # tree_script TREE NAME LIMIT SCRIPT ARGS...: script's packages
         && script "$@")
 }
 
-case ${1:?one} in
+case ${1:?one or two} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -34,5 +36,11 @@ one)
         round "$ROOT" "head29-$n" wgpu 12 3
         bundle one
     done
+    ;;
+two)
+    verify_digest "$ROOT"
+    bundle two
+    round "$ROOT" head29b-1 wgpu 12 3
+    bundle two
     ;;
 esac
