@@ -37,6 +37,7 @@ from service.market.base import MarketDataError, UnusableDataError
 from service.state.store import StateStore, StateUnavailableError, UnusableStateError
 from service.worker import assembly
 from service.worker.broker_start import resume_when_reachable
+from service.worker.deferred_gc import deferred_collection
 from service.worker.fault_points import FaultPoints
 from service.worker.spec import WorkerSpec
 from service.worker.trader import BarCursor, Trader
@@ -214,7 +215,9 @@ def _trade(
         beat.send("beat", trader.seq, update_allowance)
         faults.hit("update")
         started = time.monotonic()
-        if _update(trader, bar_time):
+        with deferred_collection():  # no collector pause inside an update: after it
+            updated = _update(trader, bar_time)
+        if updated:
             beat.send("updated", trader.seq, supervision.heartbeat_s)
         update_allowance = max(supervision.update_budget_s, 10 * (time.monotonic() - started))
     if stop.is_set():
