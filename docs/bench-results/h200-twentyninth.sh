@@ -9,6 +9,10 @@
 # base29 and this tree alternated twice.
 # `two`: the session's last tree (a GPU computes the emissions in each pass again; named
 # head29b): verify-gpu --quick and the golden digest; the trial round once, own device each.
+# `three`: each update with the cycle collector paused, collecting after it
+# (service/worker/deferred_gc.py; named gcdefer) against base29b (a `git archive` tree of
+# cfeb5ed, carried as scratch/trees/base29b): the trial round, own device each, alternated
+# twice.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
 set -u
 ROOT=$(pwd)
@@ -22,7 +26,7 @@ tree_script() {  # tree_script TREE NAME LIMIT SCRIPT ARGS...: script's packages
         && script "$@")
 }
 
-case ${1:?one or two} in
+case ${1:?one, two or three} in
 one)
     verify_digest "$ROOT"
     bundle one
@@ -42,5 +46,12 @@ two)
     bundle two
     round "$ROOT" head29b-1 wgpu 12 3
     bundle two
+    ;;
+three)
+    for n in 1 2; do
+        round "$ROOT/scratch/trees/base29b" "base29b-$n" wgpu 12 3
+        round "$ROOT" "gcdefer-$n" wgpu 12 3
+        bundle three
+    done
     ;;
 esac
