@@ -84,6 +84,13 @@ def _layout(written: dict[int, int], first: IntArray, draws: int) -> dict[int, i
     return offsets
 
 
+def _scores_bytes(offsets: dict[int, int]) -> int:
+    """The scores buffer's bytes for every table of `offsets`: each count's place is 2 x
+    count floats (`_layout`), of which its table (1 / most ESS per draw, then its scores)
+    takes 1 + count."""
+    return 4 * max(1, sum(2 * c for c in offsets))
+
+
 class DeviceSummary:
     """The summary pass of one device's lane sampler."""
 
@@ -112,7 +119,7 @@ class DeviceSummary:
         n = len(first) - 1
         return {
             "r_params": 16,
-            "r_scores": 4 * max(1, sum(2 * c for c in _layout(self._offsets, first, draws))),
+            "r_scores": _scores_bytes(_layout(self._offsets, first, draws)),
             "r_first": 4 * (2 * n + 1),
             "r_rows": DeviceSummary.rows_bytes(n, K, D),
         }
@@ -151,7 +158,7 @@ class DeviceSummary:
         n, first = len(first) - 1, np.asarray(first, dtype=np.uint32)
         offsets = _layout({}, first, S)  # its own buffers: every table written
         for role, nbytes in {**self.sizes(first, K, D, S),
-                             "r_scores": 4 * max(1, sum(2 * c for c in offsets))}.items():
+                             "r_scores": _scores_bytes(offsets)}.items():
             buffers[role] = handle.create_buffer(size=nbytes, usage=usage()[role])
         _write(handle.queue, buffers, first, S, self.wide, offsets, set(offsets))
         encoder = handle.create_command_encoder()

@@ -32,6 +32,7 @@ from typing import Any
 
 from service.bench.daemon_harness import DaemonProcess, write_config
 from service.bench.round_figures import RoundBenchError, RoundRun, figures
+from service.settings import ModelSettings
 from service.state.store import StateStore
 from service.worker.assembly import WALL_ANCHOR_KEY, state_path
 
@@ -60,7 +61,8 @@ class RoundShape:
     lead_s: float = 20.0  # launch to the first release: longer than the workers' start-up
     shift_moves: bool = True  # [model] shift_moves: the level-shift move, the daemon's default
     shared_device: bool = False  # [model] shared_device: warm updates on one device process
-    extension_chains: int = 32  # [model] extension_chains: a run-on block's, a wide start's
+    # [model] extension_chains: a run-on block's chains, a wide start's (the daemon's default)
+    extension_chains: int = ModelSettings.model_fields["extension_chains"].default
 
     def check(self) -> None:
         """ValueError naming the flag, before anything is started."""

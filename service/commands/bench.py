@@ -113,9 +113,11 @@ def _round_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     rnd.add_argument("--shared-device", action="store_true",
                      help="[model] shared_device: one device process runs every account's warm "
                      "updates, joined (default off, the daemon's)")
-    rnd.add_argument("--extension-chains", type=int, default=32,
-                     help="[model] extension_chains (default 32, the daemon's): the chains of a "
-                     "run-on block, with which an instrument that ran on starts its next update")
+    from service.settings import ModelSettings  # noqa: PLC0415 - pydantic loads on demand
+    wide = ModelSettings.model_fields["extension_chains"].default  # the daemon's default
+    rnd.add_argument("--extension-chains", type=int, default=wide, help=f"[model] "
+                     f"extension_chains (default {wide}, the daemon's): a run-on block's chains, "
+                     "with which an instrument that ran on starts its next update")
     add_output_flags(rnd, "the figures")
     rnd.set_defaults(handler=round_handler)
 
