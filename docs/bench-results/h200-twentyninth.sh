@@ -21,18 +21,13 @@ TAG=twentyninth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 BASE=$ROOT/scratch/trees/base29
 
-tree_script() {  # tree_script TREE NAME LIMIT SCRIPT ARGS...: script's packages from TREE
-    (tree=$1; shift; cd "$tree" && PYTHONPATH=$tree:$PYTHONPATH && export PYTHONPATH \
-        && script "$@")
-}
-
 case ${1:?one, two or three} in
 one)
     verify_digest "$ROOT"
     bundle one
     for n in 1 2; do
-        tree_script "$BASE" "lane-parts-base29-$n" 120 lane_parts.py --runs 9 --only "as built" 268 990
-        tree_script "$ROOT" "lane-parts-head29-$n" 120 lane_parts.py --runs 9 --only "as built" 268 990
+        in_tree "$BASE" script "lane-parts-base29-$n" 120 lane_parts.py --runs 9 --only "as built" 268 990
+        in_tree "$ROOT" script "lane-parts-head29-$n" 120 lane_parts.py --runs 9 --only "as built" 268 990
     done
     bundle one
     for n in 1 2; do
