@@ -16,7 +16,8 @@ the daemon's ModelSpec, numpy) updated UPDATES + 1 times from a cold start, a ba
 time; or, with `sp500`, N = 1 instrument, the S&P 500's closes (tests/data/sp500.csv),
 its first window ending on 2008-08-01, UPDATES bars on (64: to 2008-10-31, the crash).
 After each warm update one JSON line: per instrument the weights' ESS share and
-the reweighted P(turbulent) less the update's own, and that update's Monte Carlo error.
+the reweighted P(turbulent) less the update's own, and that update's Monte Carlo error;
+`_step` the same for the window grown by the new bar alone (one_step).
 """
 
 import json
@@ -29,6 +30,7 @@ import numpy as np
 
 from gpu_backend.numpy_backend import NumpyBackend
 from regime_model import update
+from regime_model.params import constrain
 from regime_model.posterior import log_density_and_grad, predictive
 from regime_model.scaling import robust_scale
 from regime_model.update import ModelSpec, refresh
@@ -73,6 +75,23 @@ def reweighted(draws, old, new, spec):
     return float(1.0 / (len(w) * (w * w).sum())), float((w * p).sum())
 
 
+def one_step(draws, old, new, spec):
+    """reweighted's pair for the window grown by the new bar alone (T + 1 bars, the old
+    scale): each draw's weight its one-step predictive density of the new bar, from its
+    filtered regime at the old window's last bar (what the device returns for every
+    draw), O(K^2) a draw with no pass over the window."""
+    K, s = spec.n_states, robust_scale(old[None])[0]
+    c = constrain(draws, K)
+    alpha = predictive(draws, np.broadcast_to(old / s, (len(draws), len(old))), K).filtered_last
+    ahead = np.einsum("lk,lkj->lj", alpha, np.exp(c.log_trans))
+    z = (new[-1] / s - c.mu) * np.exp(-c.log_sigma)
+    joint = ahead * np.exp(-0.5 * z * z - c.log_sigma)
+    w = joint.sum(axis=1)
+    w /= w.sum()
+    p = joint[:, -1] / joint.sum(axis=1)
+    return float(1.0 / (len(w) * (w * w).sum())), float((w * p).sum())
+
+
 def sp500(updates: int) -> np.ndarray:
     """[1, T + updates] daily log returns whose first window ends on 2008-08-01."""
     rows = [line.split(",") for line in Path("../../tests/data/sp500.csv").read_text().split()[1:]]
@@ -94,6 +113,8 @@ def main() -> None:
         _now["window"] = window = series[:, u : u + T]
         guesses = {i: reweighted(d, series[i, u - 1 : u - 1 + T], window[i], spec)
                    for i, d in previous.items()} if u else {}  # fmt: skip
+        steps = {i: one_step(d, series[i, u - 1 : u - 1 + T], window[i], spec)
+                 for i, d in previous.items()} if u else {}  # fmt: skip
         _final.clear()
         t0 = time.perf_counter()
         estimate, carries, info = refresh(window, carries, keys, u + 1, 7, spec, backend,
@@ -106,6 +127,8 @@ def main() -> None:
             "ran_on": info.extended,
             "ess_share": [round(guesses[i][0], 4) for i in range(N)],
             "diff": [round(guesses[i][1] - float(p[i]), 5) for i in range(N)],
+            "ess_share_step": [round(steps[i][0], 4) for i in range(N)],
+            "diff_step": [round(steps[i][1] - float(p[i]), 5) for i in range(N)],
             "mcse": [round(float(m), 5) for m in estimate.p_turbulent_mcse],
             "draws": [len(previous[i]) for i in range(N)],
             "abs_return_z": [round(float(abs(window[i, -1] - np.median(window[i]))
