@@ -31,6 +31,7 @@ from regime_model.types import (
 from regime_model.width import is_wide, stays_wide, wide_spec
 
 __all__ = [
+    "Diagnosis",
     "InstrumentCarry",
     "ModelSpec",
     "RefreshInfo",
@@ -40,6 +41,7 @@ __all__ = [
     "carry_to_arrays",
     "prior_centre",
     "refresh",
+    "refresh_then_diagnose",
 ]
 
 class RefreshInfo(NamedTuple):
@@ -137,10 +139,61 @@ def refresh(
     are of every instrument; with `diagnose` "failing" only of those that fail the gate,
     all the daemon reads of them; with "none" of none (the others NaN).
     """
+    estimate, carries_out, info, diagnosis = refresh_then_diagnose(
+        returns, carries, instrument_keys, seq, seed, spec, backend, diagnose)
+    t0 = time.perf_counter()
+    with diagnosis:
+        estimate = diagnosis.wait()
+    info.timings_ms["diagnostics"] = 1e3 * (time.perf_counter() - t0)
+    return estimate, carries_out, info
+
+
+class Diagnosis:
+    """The diagnostics an update's estimate still lacks, computing on threads: `wait()`
+    gives the estimate with them. A context: its exit stops the threads, waited on or not
+    (an update that fails after its model stage leaves none behind)."""
+
+    def __init__(self, later: DeferredDiagnostics, estimate: RegimeEstimate) -> None:
+        self._later, self._estimate = later, estimate
+
+    def __enter__(self) -> Diagnosis:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._later.__exit__(None, None, None)
+
+    def wait(self) -> RegimeEstimate:
+        """The estimate with every diagnosed instrument's diagnostics."""
+        return self._later.diagnose(self._estimate)
+
+
+def refresh_then_diagnose(
+    returns: np.ndarray,
+    carries: Sequence[InstrumentCarry | None],
+    instrument_keys: np.ndarray,
+    seq: int,
+    seed: int,
+    spec: ModelSpec,
+    backend: Backend,
+    diagnose: Which = "all",
+) -> tuple[RegimeEstimate, list[InstrumentCarry], RefreshInfo, Diagnosis]:
+    """`refresh`, returning before the diagnostics the gate does not read are in: the
+    estimate's gate, regime probabilities and predictive are final, its rhat, ess_bulk,
+    ess_tail and rhat_decision NaN until `Diagnosis.wait()`. The daemon commits and sends
+    its orders first: the diagnostics feed only `model.unconverged`."""
     returns = np.asarray(returns, dtype=np.float64)
     keys = np.asarray(instrument_keys)
-    with DeferredDiagnostics(len(returns), which=diagnose) as later:
-        return _refresh(returns, carries, keys, seq, seed, spec, backend, later)
+    later = DeferredDiagnostics(len(returns), which=diagnose)
+    try:
+        estimate, carries_out, info = _refresh(returns, carries, keys, seq, seed, spec,
+                                               backend, later)  # fmt: skip
+    except BaseException:
+        later.__exit__(None, None, None)
+        raise
+    return estimate, carries_out, info, Diagnosis(later, estimate)
 
 
 def _refresh(
@@ -201,7 +254,5 @@ def _refresh(
         new[i] = InstrumentCarry(new[i].position[:C], new[i].step_size[:C], new[i].inv_mass)
     if extended:
         timings["extension"] = 1e3 * (time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    estimate = later.diagnose(estimate)
-    timings["diagnostics"] = 1e3 * (time.perf_counter() - t0)
+    later.settle(np.arange(len(returns)), np.asarray(estimate.converged, dtype=bool))
     return estimate, new, RefreshInfo(evals, timings, extended)

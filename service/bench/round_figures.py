@@ -118,7 +118,8 @@ def cpu_model() -> str:
 
 def _model_parts(updates: list[dict[str, Any]]) -> dict[str, dict[str, float] | None]:
     """The model stage's own parts over the warm updates (the backend's run, the host's
-    summary and diagnostics, the extension blocks), p50 and p99; a part an update did not
+    summary, the extension blocks; and `diagnostics`, the wait after the commit and orders
+    for the unconverged instruments' diagnostics), p50 and p99; a part an update did not
     run (no extension) counts as 0 ms there."""
     counts = {"gradient_evals", "extended"}
     parts = sorted({k for e in updates for k in e.get("model", {})} - counts)

@@ -4,6 +4,7 @@ decision rows for the checkpoint) that follow from them."""
 
 from __future__ import annotations
 
+import time
 from itertools import repeat
 from operator import attrgetter
 from typing import NamedTuple
@@ -12,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import structlog
 
-from regime_model.update import RegimeEstimate
+from regime_model.update import Diagnosis, RegimeEstimate
 from service.model_state import InstrumentState, ModelState
 from service.settings import StrategySettings
 from service.state.store import DecisionRow
@@ -32,12 +33,13 @@ def decide_targets(
     seq: int,
     strategy: StrategySettings,
     id_tag: str,
-) -> tuple[list[DecisionRow], list[OrderIntent]]:
+) -> tuple[list[DecisionRow], list[OrderIntent], Unconverged | None]:
     """Targets for the modelled instruments, and flat targets for those leaving the
-    rotation until the broker shows them flat."""
+    rotation until the broker shows them flat; and the instruments whose estimate failed
+    the gate, for `log_unconverged` once their diagnostics are in."""
     budget = snapshot.equity / max(1, len(symbols))
     held = {symbol: p.qty for symbol, p in snapshot.positions.items()}  # snapshot.qty's
-    decisions, rows = _model_decisions(book, ready, estimate, budget, strategy, held)
+    decisions, rows, failed = _model_decisions(book, ready, estimate, budget, strategy, held)
     retired = book.drop_flat(snapshot)
     if retired:
         log.info("instruments.retired", symbols=retired, reason="flat after removal")
@@ -47,7 +49,19 @@ def decide_targets(
     moving = [d for d in decisions if d.target_qty != held.get(d.symbol, 0.0)]
     prices = {d.symbol: float(book.instruments[d.symbol].last_close or 0.0) for d in moving}
     intents = order_intents(moving, snapshot, prices, budget, id_tag, seq, strategy)
-    return rows, intents
+    return rows, intents, failed
+
+
+class Unconverged(NamedTuple):
+    """An update's instruments whose estimate failed the gate, and what the rule did to
+    their targets: `model.unconverged`, logged after the commit (log_unconverged), when
+    the diagnostics that line names are in."""
+
+    rows: list[int]  # in the estimate
+    p_turbulent: list[float]
+    previous: list[Decision | None]
+    decisions: list[Decision]
+    rule: str
 
 
 class _Columns(NamedTuple):
@@ -85,11 +99,11 @@ def _model_decisions(
     budget: float,
     strategy: StrategySettings,
     held: dict[Symbol, float],
-) -> tuple[list[Decision], list[DecisionRow]]:
+) -> tuple[list[Decision], list[DecisionRow], Unconverged | None]:
     """decide() for every ready instrument, as columns (decide_all); the rows, logs and
     state they leave are those of deciding them one by one."""
     if estimate is None:
-        return [], []
+        return [], [], None
     cols = _columns(estimate)
     states = list(map(book.instruments.__getitem__, ready))
     prices = [float(state.last_close or 0.0) for state in states]
@@ -102,26 +116,31 @@ def _model_decisions(
     _note_regime_changes(states, cols.regime, cols.p_regime)
     for state, decision, regime in zip(states, decisions, cols.regime, strict=True):
         state.decision, state.regime = decision, regime
-    _warn_unconverged(estimate, cols, previous, decisions, strategy)
+    failed = np.flatnonzero(~cols.converged).tolist()
+    unconverged = Unconverged(
+        failed, [float(cols.p_turbulent[i]) for i in failed], [previous[i] for i in failed],
+        [decisions[i] for i in failed], f"previous target x {strategy.unconverged_exposure}",
+    ) if failed else None  # fmt: skip
     # the rows straight from the columns (one row per instrument: a row is the costly
     # object here, so nothing else is made for it)
     rows = list(map(DecisionRow, ready, cols.regime, cols.p_turbulent.tolist(), cols.pred_mean,
                     cols.pred_vol.tolist(), cols.converged.tolist(), weights, qtys,
                     cols.p_turbulent_sd, prices, map(held.get, ready, repeat(0.0))))
-    return decisions, rows
+    return decisions, rows, unconverged
 
 
-def _warn_unconverged(
-    estimate: RegimeEstimate, cols: _Columns, previous: list[Decision | None],
-    decisions: list[Decision], strategy: StrategySettings,
-) -> None:
-    """Never silently: what failed, by how much, and what the rule did to the target."""
-    failed = np.flatnonzero(~cols.converged).tolist()
-    if failed:
-        rows = [_unconverged_row(estimate, i, float(cols.p_turbulent[i]), previous[i],
-                                 decisions[i]) for i in failed]
-        log.warning("model.unconverged", instruments=rows,
-                    rule=f"previous target x {strategy.unconverged_exposure}")
+def log_unconverged(failed: Unconverged | None, diagnosis: Diagnosis) -> float:
+    """Never silently: what failed, by how much, and what the rule did to the target. Called
+    after the commit and the orders: it waits for the update's diagnostics (the line names
+    them) and returns how long, in ms."""
+    t0 = time.perf_counter()
+    estimate = diagnosis.wait()
+    waited = 1e3 * (time.perf_counter() - t0)
+    if failed is not None:
+        rows = [_unconverged_row(estimate, *row) for row in zip(
+            failed.rows, failed.p_turbulent, failed.previous, failed.decisions, strict=True)]
+        log.warning("model.unconverged", instruments=rows, rule=failed.rule)
+    return waited
 
 
 def _unconverged_row(

@@ -8,6 +8,7 @@ client_order_id, before it trades again.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from datetime import datetime
 
 import numpy as np
@@ -15,7 +16,7 @@ import structlog
 
 from gpu_backend.device_client import device_turn
 from regime_model.backend import Backend
-from regime_model.update import RegimeEstimate, refresh
+from regime_model.update import Diagnosis, RegimeEstimate, refresh_then_diagnose
 from service.broker.base import Broker
 from service.config_loader import LoadedConfig
 from service.control.trading_mode import TradingMode
@@ -42,7 +43,7 @@ from service.worker.fault_points import FaultPoints
 from service.worker.order_submission import OrderSubmitter
 from service.worker.reconcile import Reconciler
 from service.worker.rotation import next_batch
-from service.worker.targets import decide_targets
+from service.worker.targets import Unconverged, decide_targets, log_unconverged
 from service.worker.update_inputs import STAMP_KEY, inputs_of, model_spec
 from service.worker.update_report import StageTimer, UpdateReport, log_update
 from service.worker.warmup import Warmup
@@ -175,24 +176,27 @@ class Trader:
         self.warmup.note(self.model_state, batch)
         ready = self._hand_off_cold(ready, seq)
         with timer.stage("model"), device_turn(self.backend, bar_time.timestamp()):
-            estimate, info = self._refresh(ready, seq)
-        with timer.stage("strategy"):
-            snapshot = self.broker.snapshot()
-            if seq % self.config.settings.broker.reconcile_every == 0:
-                self.reconciler.adopt_positions(snapshot)
-            rows, intents = self._decide(ready, estimate, snapshot, seq)
-            if intents and not self.broker.market_open():
-                log.info("orders.held", count=len(intents), reason="market closed")
-                intents = []
-        self.model_state.rotation_start = next_start
-        self.faults.hit("before_checkpoint")  # test-only crash points: none in production
-        with timer.stage("checkpoint"):
-            self._checkpoint(seq, bar_time, snapshot, rows, intents)
-        if intents:
-            self.faults.hit("after_checkpoint")  # committed, before any POST
-        with timer.stage("orders"):
-            self._orders().send_all(intents, seq)
-        self.seq, self.last_bar_time = seq, bar_time
+            estimate, info, diagnosis = self._refresh(ready, seq)
+        with diagnosis or nullcontext():  # its threads stop however the update ends
+            with timer.stage("strategy"):
+                snapshot = self.broker.snapshot()
+                if seq % self.config.settings.broker.reconcile_every == 0:
+                    self.reconciler.adopt_positions(snapshot)
+                rows, intents, failed = self._decide(ready, estimate, snapshot, seq)
+                if intents and not self.broker.market_open():
+                    log.info("orders.held", count=len(intents), reason="market closed")
+                    intents = []
+            self.model_state.rotation_start = next_start
+            self.faults.hit("before_checkpoint")  # test-only crash points: none in production
+            with timer.stage("checkpoint"):
+                self._checkpoint(seq, bar_time, snapshot, rows, intents)
+            if intents:
+                self.faults.hit("after_checkpoint")  # committed, before any POST
+            with timer.stage("orders"):
+                self._orders().send_all(intents, seq)
+            self.seq, self.last_bar_time = seq, bar_time
+            if diagnosis is not None:  # the wait is the model's `diagnostics` part
+                info["diagnostics"] = log_unconverged(failed, diagnosis)
         log_update(self.market, self.backend, self.latest_bar, self.config.config_hash, seq,
                    bar_time, batch, ready, fresh, estimate, info, intents, timer)
         return UpdateReport(seq, bar_time, len(intents))
@@ -225,22 +229,26 @@ class Trader:
 
     def _refresh(
         self, ready: list[Symbol], seq: int
-    ) -> tuple[RegimeEstimate | None, dict[str, float]]:
+    ) -> tuple[RegimeEstimate | None, dict[str, float], Diagnosis | None]:
         inputs = inputs_of(self.model_state, ready, seq, self.config.settings.model.seed)
         self.update_stamp = inputs.stamp()
         if not ready:
-            return None, {}
+            return None, {}, None
         states = [self.model_state.instruments[s] for s in ready]
-        # Only a failing estimate's diagnostics are read (model.unconverged): the update
-        # does not wait for the rest.
-        estimate, carries, info = refresh(inputs.returns, inputs.carries, inputs.keys, seq,
-                                          inputs.seed, self.spec, self.backend,
-                                          diagnose="failing")  # fmt: skip
-        self.faults.hit("model")  # test-only: mid model update, new chain states not kept
+        # Only a failing estimate's diagnostics are read (model.unconverged), and only after
+        # the commit and the orders: the update waits for neither them nor the rest.
+        estimate, carries, info, diagnosis = refresh_then_diagnose(
+            inputs.returns, inputs.carries, inputs.keys, seq, inputs.seed, self.spec,
+            self.backend, diagnose="failing")  # fmt: skip
+        try:
+            self.faults.hit("model")  # test-only: mid model update, new chain states not kept
+        except BaseException:
+            diagnosis.close()
+            raise
         for state, carry in zip(states, carries, strict=True):
             state.carry = carry
         model = {"gradient_evals": float(info.gradient_evals), "extended": float(info.extended)}
-        return estimate, {**model, **info.timings_ms}
+        return estimate, {**model, **info.timings_ms}, diagnosis
 
     def _decide(
         self,
@@ -248,11 +256,12 @@ class Trader:
         estimate: RegimeEstimate | None,
         snapshot: BrokerSnapshot,
         seq: int,
-    ) -> tuple[list[DecisionRow], list[OrderIntent]]:
+    ) -> tuple[list[DecisionRow], list[OrderIntent], Unconverged | None]:
         ids = self.store.ids_for(self.account)  # the database's epoch is in every id
-        rows, intents = decide_targets(self.model_state, self.symbols, ready, estimate,
-                                       snapshot, seq, self.config.settings.strategy, ids.tag)
-        return rows, self.control.orders(intents, snapshot, seq, ids.tag)  # paused: none
+        rows, intents, failed = decide_targets(self.model_state, self.symbols, ready, estimate,
+                                               snapshot, seq, self.config.settings.strategy,
+                                               ids.tag)  # fmt: skip
+        return rows, self.control.orders(intents, snapshot, seq, ids.tag), failed  # paused: none
 
     def _checkpoint(
         self,
@@ -282,3 +291,4 @@ class Trader:
         self.store.commit_update(checkpoint, rows, intents,
                                  inside=lambda: self.faults.hit("in_commit"), windows=windows)
         self.model_state.saved()
+

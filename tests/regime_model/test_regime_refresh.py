@@ -22,6 +22,7 @@ from regime_model.update import (
     carry_from_arrays,
     carry_to_arrays,
     refresh,
+    refresh_then_diagnose,
 )
 from tests.regime_model.regime_data import two_regime_returns
 
@@ -62,6 +63,26 @@ def test_same_inputs_give_byte_identical_estimates_and_carries() -> None:
         returns, [None] * 3, np.array([7, 8, 9], np.uint32), 4, 124, SMALL, BACKEND
     )
     assert other_seed[1][0].position.tobytes() != first[1][0].position.tobytes()
+
+
+def test_an_estimate_returned_before_its_diagnostics_is_refreshs_once_they_are_in() -> None:
+    """refresh_then_diagnose: the gate, probabilities and predictive are final at return
+    (what the daemon trades and commits); the diagnostics the gate does not read come at
+    wait(), the same bits as refresh's."""
+    returns, _ = two_regime_returns(3, 128, seed=2)
+    spec = replace(SMALL, mcse_max=1e-6)  # instruments fail the gate: they are diagnosed
+    args = (returns, [None] * 3, np.array([7, 8, 9], np.uint32), 4, 123, spec, BACKEND)
+    whole, _, _ = refresh(*args, diagnose="failing")
+    early, _, _, diagnosis = refresh_then_diagnose(*args, diagnose="failing")
+    with diagnosis:
+        assert np.isnan(early.rhat).all() and np.isnan(early.rhat_decision).all()
+        late = diagnosis.wait()
+    failing = ~whole.converged  # (one may pass: P(turbulent) pinned, no Monte Carlo error)
+    assert failing.sum() >= 2 and np.isfinite(late.rhat[failing]).all()
+    for name, a, b in zip(whole._fields, whole, late, strict=True):
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), name
+        if name not in ("rhat", "ess_bulk", "ess_tail", "rhat_decision"):
+            assert np.asarray(a).tobytes() == np.asarray(getattr(early, name)).tobytes(), name
 
 
 def test_warm_start_runs_the_short_path_and_mixes_with_cold_instruments() -> None:
