@@ -1,0 +1,27 @@
+#!/bin/sh
+# The thirtieth session's H200 call (issue 14), 2026-12-04: an update that commits and
+# sends its orders before it waits for the failing instruments' diagnostics
+# (regime_model.update.refresh_then_diagnose; `model.unconverged` after the commit).
+# `one`: verify-gpu --quick and the golden digest in this tree (named diaglate); what the
+# bar's pass over the draws would cost if the MCMC ran between bars (bar_pass_cost.py); the
+# trial round, own device each, against base30 (a `git archive` tree of 76149d3, the
+# session's start, carried as scratch/trees/base30), alternated twice.
+# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
+set -u
+ROOT=$(pwd)
+SESSION=thirtieth
+TAG=thirtieth-2026-12-04
+. "$(dirname "$0")/h200-lib.sh"
+
+case ${1:?one} in
+one)
+    verify_digest "$ROOT"
+    script bar-pass-cost 150 bar_pass_cost.py wgpu
+    bundle one
+    for n in 1 2; do
+        round "$ROOT/scratch/trees/base30" "base30-$n" wgpu 12 3
+        round "$ROOT" "diaglate-$n" wgpu 12 3
+        bundle one
+    done
+    ;;
+esac
