@@ -67,6 +67,11 @@ class SharedDeviceBackend:
                        draws_per_row: int = 1) -> PredictiveBatch:  # fmt: skip
         return self.local.hmm_predictive(theta, y, n_states, draws_per_row)
 
+    def hmm_predictive_and_likelihood(
+        self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
+    ) -> tuple[PredictiveBatch, FloatArray]:
+        return self.local.hmm_predictive_and_likelihood(theta, y, n_states, draws_per_row)
+
     def leapfrog(self, theta: FloatArray, momentum: FloatArray, grad: FloatArray,
                  step_size: FloatArray, inv_mass: FloatArray, lane_steps: IntArray,
                  y: FloatArray, n_states: int, priors: Priors) -> Trajectory:  # fmt: skip

@@ -107,6 +107,21 @@ class FallbackBackend:
         self._served = self.cpu
         return self.cpu.hmm_predictive(theta, y, n_states, draws_per_row)
 
+    def hmm_predictive_and_likelihood(
+        self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
+    ) -> tuple[PredictiveBatch, FloatArray]:
+        gpu = self._current_gpu()
+        if gpu is not None:
+            try:
+                result = gpu.hmm_predictive_and_likelihood(theta, y, n_states, draws_per_row)
+            except GpuCallError as error:
+                self._fall_back("hmm_predictive_and_likelihood", str(error))
+            else:
+                self._served = gpu
+                return result
+        self._served = self.cpu
+        return self.cpu.hmm_predictive_and_likelihood(theta, y, n_states, draws_per_row)
+
     def leapfrog(
         self,
         theta: FloatArray,

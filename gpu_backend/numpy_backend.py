@@ -12,7 +12,7 @@ import numpy as np
 
 from regime_model.backend import PredictiveBatch, UpdateBatch, run_on_host
 from regime_model.hmc import host_leapfrog
-from regime_model.posterior import log_density_and_grad, predictive
+from regime_model.posterior import log_density_and_grad, log_likelihood_of, predictive
 from regime_model.sampler import SampleResult
 from regime_model.types import FloatArray, IntArray, Priors, Trajectory
 
@@ -63,6 +63,14 @@ class NumpyBackend:
         if draws_per_row > 1:
             y = np.repeat(y, draws_per_row, axis=0)
         return PredictiveBatch(*predictive(theta, y, n_states))
+
+    def hmm_predictive_and_likelihood(
+        self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
+    ) -> tuple[PredictiveBatch, FloatArray]:
+        if draws_per_row > 1:
+            y = np.repeat(y, draws_per_row, axis=0)
+        return (PredictiveBatch(*predictive(theta, y, n_states)),
+                log_likelihood_of(theta, y, n_states))  # fmt: skip
 
     def leapfrog(
         self,

@@ -18,7 +18,7 @@ from gpu_backend.lane_threads import threads_per_lane
 from gpu_backend.shaders.accumulate import Accumulate
 from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD
 from gpu_backend.wgpu_device import Device, open_device
-from gpu_backend.wgpu_inputs import constant_terms, time_major, validate
+from gpu_backend.wgpu_inputs import HALF_LOG_2PI, constant_terms, time_major, validate
 from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, Result
 from gpu_backend.wgpu_lane_sampler import LaneSampler
 from gpu_backend.wgpu_leapfrog import End, LeapfrogKernels, Start
@@ -107,12 +107,18 @@ class WgpuBackend:
     def hmm_predictive(
         self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
     ) -> PredictiveBatch:
+        return self.hmm_predictive_and_likelihood(theta, y, n_states, draws_per_row)[0]
+
+    def hmm_predictive_and_likelihood(
+        self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
+    ) -> tuple[PredictiveBatch, FloatArray]:
         theta, y = validate(theta, y, n_states, draws_per_row)
         K = n_states
-        raw = self._launch(ENTRY_PREDICTIVE, theta, y, K, K + 2, _DEFAULT_PRIORS,
-                           draws_per_row).vec  # fmt: skip
-        out: FloatArray = raw.astype(np.float64)
-        return PredictiveBatch(out[:, :K], out[:, K], out[:, K + 1])
+        out = self._launch(ENTRY_PREDICTIVE, theta, y, K, K + 2, _DEFAULT_PRIORS, draws_per_row)
+        vec = out.vec.astype(np.float64)
+        # the kernel's forward filter leaves out each bar's -log(2 pi) / 2 (constant_terms)
+        ll = out.value[:, 0].astype(np.float64) + out.value[:, 1] - y.shape[1] * HALF_LOG_2PI
+        return PredictiveBatch(vec[:, :K], vec[:, K], vec[:, K + 1]), ll
 
     def leapfrog(
         self,

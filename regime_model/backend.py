@@ -86,6 +86,14 @@ class Backend(Protocol):
         draws share their chain's window: estimate.py passes each once, not S times)."""
         ...
 
+    def hmm_predictive_and_likelihood(
+        self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
+    ) -> tuple[PredictiveBatch, FloatArray]:
+        """hmm_predictive, and each lane's log likelihood log p(y) [L] (float64, the
+        Gaussian's normaliser included) from the same forward filter: what reweighting a
+        run's draws to another window reads (regime_model.reweigh)."""
+        ...
+
     def leapfrog(
         self,
         theta: FloatArray,

@@ -81,3 +81,12 @@ def predictive(theta: FloatArray, y: FloatArray, K: int) -> Predictive:
     mean = (w * c.mu).sum(axis=1)
     second = (w * (np.exp(2 * c.log_sigma) + c.mu**2)).sum(axis=1)
     return Predictive(last, mean, np.maximum(second - mean**2, 0.0))
+
+
+def log_likelihood_of(theta: FloatArray, y: FloatArray, K: int) -> FloatArray:
+    """log p(y | theta) [L] for theta [L, D] and y [L, T], the uniform initial state's."""
+    c = constrain(theta, K)
+    log_e = gaussian_log_emissions(y, c.mu, c.log_sigma)
+    post = forward_backward(log_e, np.exp(c.log_trans), uniform_init(len(y), K))
+    out: FloatArray = post.log_likelihood
+    return out

@@ -48,6 +48,9 @@ class RefreshInfo(NamedTuple):
     gradient_evals: int  # batched value-and-gradient calls (each covers all N x C lanes)
     timings_ms: dict[str, float]
     extended: int = 0  # instrument-blocks sampled beyond the first (effort follows need)
+    # each instrument's draws behind its estimate, [chains x draws, D] chain-major, in the
+    # units of its window's robust scale (what regime_model.reweigh reweighs)
+    draws: list[FloatArray] | None = None
 
 
 def needs_more(estimate: RegimeEstimate, spec: ModelSpec) -> BoolArray:
@@ -153,8 +156,20 @@ class Diagnosis:
     gives the estimate with them. A context: its exit stops the threads, waited on or not
     (an update that fails after its model stage leaves none behind)."""
 
-    def __init__(self, later: DeferredDiagnostics, estimate: RegimeEstimate) -> None:
-        self._later, self._estimate = later, estimate
+    def __init__(
+        self, later: DeferredDiagnostics, estimate: RegimeEstimate,
+        into: tuple[RegimeEstimate, np.ndarray] | None = None,
+    ) -> None:
+        self._later, self._estimate, self._into = later, estimate, into
+
+    @classmethod
+    def done(cls, estimate: RegimeEstimate) -> Diagnosis:
+        """An estimate whose diagnostics are all in already."""
+        return cls(DeferredDiagnostics(len(estimate.converged), which="none"), estimate)
+
+    def into(self, base: RegimeEstimate, rows: np.ndarray) -> Diagnosis:
+        """This diagnosis as rows `rows` of `base`, an estimate whose other rows are done."""
+        return Diagnosis(self._later, self._estimate, (base, rows))
 
     def __enter__(self) -> Diagnosis:
         return self
@@ -167,7 +182,8 @@ class Diagnosis:
 
     def wait(self) -> RegimeEstimate:
         """The estimate with every diagnosed instrument's diagnostics."""
-        return self._later.diagnose(self._estimate)
+        out = self._later.diagnose(self._estimate)
+        return out if self._into is None else merge_rows(self._into[0], out, self._into[1])
 
 
 def refresh_then_diagnose(
@@ -208,6 +224,7 @@ def _refresh(
 ) -> tuple[RegimeEstimate, list[InstrumentCarry], RefreshInfo]:
     first = _first_run(returns, carries, keys, seq, seed, spec, backend, later)
     estimate, new, source, wide = first.estimate, first.carries, first.source, first.wide
+    final = [d.reshape(-1, d.shape[-1]) for d in source]  # the blocks' chains, joined
     timings = first.timings_ms
     t0 = time.perf_counter()
     evals, extended = first.gradient_evals, 0
@@ -242,7 +259,9 @@ def _refresh(
             later.note(r, joined, decision, group)
             estimate = merge_rows(estimate, ext_estimate, r)
             draws = result.draws.reshape(len(r), E, more.draws, -1)
+            every = joined.draws.reshape(len(r), -1, joined.draws.shape[-1])
             for j, (i, carry) in enumerate(zip(r, ext_new, strict=True)):
+                final[i] = every[j]
                 # the carry keeps the last block's chains (join_chains puts them first)
                 new[i] = InstrumentCarry(carry.position[:E], carry.step_size[:E], carry.inv_mass)
                 source[i] = draws[j]
@@ -255,4 +274,4 @@ def _refresh(
     if extended:
         timings["extension"] = 1e3 * (time.perf_counter() - t0)
     later.settle(np.arange(len(returns)), np.asarray(estimate.converged, dtype=bool))
-    return estimate, new, RefreshInfo(evals, timings, extended)
+    return estimate, new, RefreshInfo(evals, timings, extended, final)

@@ -16,6 +16,7 @@ import numpy as np
 
 from regime_model.update import InstrumentCarry
 from service.market.bar_batch import CLOSE, BarBatch
+from service.market.base import MarketFeed
 from service.strategy import Decision, id_symbol_part, order_id_symbol
 from service.types import Bar, BrokerSnapshot, Symbol
 
@@ -58,6 +59,22 @@ class InstrumentState:
         if fresh:
             self.last_bar_time, self.last_close = fresh[-1].time, fresh[-1].close
         return len(fresh)
+
+
+def take_new_bars(
+    book: ModelState, market: MarketFeed, batch: tuple[Symbol, ...], bar_time: datetime,
+    window: int,
+) -> int:
+    """New bars for the batch: everything since each symbol's last bar, or a full window of
+    history for a symbol seen for the first time; returns the bars taken."""
+    warm = {s: t for s in batch if (t := book.instruments[s].last_bar_time) is not None}
+    cold = [s for s in batch if s not in warm]
+    taken = 0
+    if cold:  # as columns too: a window of history each, without a Bar per row
+        taken += append_batch(book, market.history_batch(cold, bar_time, window + 1), window)
+    if warm:  # as columns: all instruments' new bars checked and taken at once
+        taken += append_batch(book, market.batch_after(warm, bar_time), window)
+    return taken
 
 
 def append_batch(book: ModelState, batch: BarBatch, window: int) -> int:

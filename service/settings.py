@@ -11,13 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import (
-    AfterValidator,
-    Field,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from service.config_values import AwareTime, ConfigPath, Frozen, Interval, parse_interval
 from service.live_guard import refuse_live
@@ -167,6 +161,8 @@ class ModelSettings(Frozen):
     backend: Literal["numpy", "wgpu", "auto"] = "numpy"
     shared_device: bool = Field(default=False, description="one process's GPU runs every "
                                 "account's warm updates, joined (gpu_backend/device_server.py)")
+    sample_between_bars: bool = Field(default=False, description="each update's sampler after "
+                                      "its commit; the bar reweighs its draws (between_bars.py)")
     extend_max: int = Field(
         default=2, ge=0, le=8,
         description="blocks an instrument that fails the convergence gate, or whose window "

@@ -63,6 +63,7 @@ class RoundShape:
     shared_device: bool = False  # [model] shared_device: warm updates on one device process
     # [model] extension_chains: a run-on block's chains, a wide start's (the daemon's default)
     extension_chains: int = ModelSettings.model_fields["extension_chains"].default
+    between_bars: bool = False  # [model] sample_between_bars: the sampler after the commit
 
     def check(self) -> None:
         """ValueError naming the flag, before anything is started."""
@@ -113,7 +114,8 @@ def settings_text(shape: RoundShape) -> str:
         f"[model]\nwindow = {shape.window}\nchains = {shape.chains}\nstates = {shape.states}\n"
         f'backend = "{shape.backend}"\nshift_moves = {str(shape.shift_moves).lower()}\n'
         f"shared_device = {str(shape.shared_device).lower()}\n"
-        f"extension_chains = {shape.extension_chains}\n\n"
+        f"extension_chains = {shape.extension_chains}\n"
+        f"sample_between_bars = {str(shape.between_bars).lower()}\n\n"
         f'[broker]\nkind = "sim"\n\n[logging]\nlevel = "info"\nformat = "json"\n'
     )
 
@@ -223,6 +225,7 @@ def _shape_fields(shape: RoundShape) -> dict[str, Any]:
         "shift_moves": shape.shift_moves,
         "shared_device": shape.shared_device,
         "extension_chains": shape.extension_chains,
+        "between_bars": shape.between_bars,
         "pace_s": shape.pace_s,
         "date": time.strftime("%Y-%m-%d"),
     }

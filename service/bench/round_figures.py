@@ -1,6 +1,7 @@
 """From one daemon run's events to the `bench round` figures (see service/bench/round.py).
 
-Pure: reads the `worker.started` and `update.completed` events, never the clock.
+Pure: reads the `worker.started`, `update.completed` and `model.sampled` events, never the
+clock.
 """
 
 from __future__ import annotations
@@ -99,6 +100,26 @@ def _round(
     }
 
 
+REWEIGH_COUNTS = ("reweighed", "sampled_at_bar", "min_share")
+
+
+def _reweighing(updates: list[Event]) -> dict[str, Any] | None:
+    """[model] sample_between_bars: instruments reweighed and sampled at the bar per warm
+    update (p50, max), and the smallest share of draws the weights kept; None without."""
+    models = [e.get("model", {}) for e in updates if "reweighed" in e.get("model", {})]
+    if not models:
+        return None
+    shares = [m["min_share"] for m in models if m["min_share"] == m["min_share"]]  # not NaN
+    return {**{k: _stats([m[k] for m in models], ("p50", "max"))
+               for k in ("reweighed", "sampled_at_bar")},
+            "min_share": min(shares) if shares else None}
+
+
+def _sampled(run: RoundRun, after: int) -> list[Event]:
+    """The `model.sampled` events of updates after seq `after` (the warm ones)."""
+    return [e for e in run.events if e.get("event") == "model.sampled" and e["seq"] > after]
+
+
 def _device(updates: list[Event], key: str) -> float:
     return float(statistics.median(e["device"][key] for e in updates)) if updates else 0.0
 
@@ -121,7 +142,7 @@ def _model_parts(updates: list[dict[str, Any]]) -> dict[str, dict[str, float] | 
     summary, the extension blocks; and `diagnostics`, the wait after the commit and orders
     for the unconverged instruments' diagnostics), p50 and p99; a part an update did not
     run (no extension) counts as 0 ms there."""
-    counts = {"gradient_evals", "extended"}
+    counts = {"gradient_evals", "extended", *REWEIGH_COUNTS}
     parts = sorted({k for e in updates for k in e.get("model", {})} - counts)
     return {k: _stats([e.get("model", {}).get(k, 0.0) for e in updates], ("p50", "p99"))
             for k in parts}
@@ -150,6 +171,11 @@ def figures(run: RoundRun) -> dict[str, Any]:
         "cold_stages_ms": {s: _stats([e["timings_ms"].get(s, 0.0) for e in cold_updates],
                                      ("p50", "max")) for s in STAGES},
         "model_parts_ms": _model_parts(warm_updates),
+        # [model] sample_between_bars: each update's sampler, after its commit
+        "sampled_ms": _stats([e["duration_ms"] for e in _sampled(run, 1)], ("p50", "p99")),
+        "sampled_submissions_per_update": _device(_sampled(run, 1), "submissions"),
+        "sampled_upload_bytes_per_update": _device(_sampled(run, 1), "upload_bytes"),
+        "reweighing": _reweighing(warm_updates),
         "submissions_per_update": _device(warm_updates, "submissions"),
         "upload_bytes_per_update": _device(warm_updates, "upload_bytes"),
         "cold_submissions_per_update": _device(cold_updates, "submissions"),

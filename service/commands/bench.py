@@ -27,6 +27,7 @@ from typing import Any
 from gpu_backend.bench.kernels import add_arguments as add_kernels_arguments
 from gpu_backend.bench.kernels import run as run_kernels
 from service.commands.bench_estimates import add_estimate_commands
+from service.commands.bench_round import add_round_command
 from service.commands.output import (
     Progress,
     add_output_flags,
@@ -60,7 +61,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _daemon_parser(kinds, "supervision", "SIGKILL-to-first-update and idle CPU of the supervisor")
     _daemon_parser(kinds, "reload", "time from an editor-style save to config.applied")
     _stages_parser(kinds)
-    _round_parser(kinds)
+    add_round_command(kinds)
     add_estimate_commands(kinds)
     add_reshard_bench(kinds)
 
@@ -87,56 +88,6 @@ def stages_handler(args: argparse.Namespace) -> int:
 
     logs_to_stderr()
     emit(stages.measure(args.instruments, args.window, args.updates), args)
-    return 0
-
-
-def _round_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    rnd = kinds.add_parser(
-        "round", help="the real daemon: a bar's release to the last account's checkpoint",
-        description="Runs `regime-trader run` (paced clock, synthetic market, simulated "
-        "broker) and times each round, cold and warm, and each stage (service/bench/round.py).",
-    )
-    for flag, default, what in (
-        ("--accounts", 5, "worker processes, one per account"),
-        ("--instruments", 268, "in all, shared out as evenly as possible"),
-        ("--chains", 4, "chains per instrument"), ("--window", 256, "returns per instrument"),
-        ("--states", 2, "regimes K"), ("--bars", 8, "updates per account, the first cold"),
-    ):
-        rnd.add_argument(flag, type=int, default=default, help=what)
-    rnd.add_argument("--backend", choices=("auto", "numpy", "wgpu"), default="auto")
-    rnd.add_argument("--pace-s", type=float, default=10.0,
-                     help="wall seconds per bar: longer than a warm round, or rounds overlap")
-    rnd.add_argument("--lead-s", type=float, default=20.0,
-                     help="launch to the first bar's release: longer than the workers' start-up")
-    rnd.add_argument("--shift-moves", choices=("on", "off"), default="on",
-                     help="[model] shift_moves (default on, the daemon's): measure its cost")
-    rnd.add_argument("--shared-device", action="store_true",
-                     help="[model] shared_device: one device process runs every account's warm "
-                     "updates, joined (default off, the daemon's)")
-    from service.settings import ModelSettings  # noqa: PLC0415 - pydantic loads on demand
-    wide = ModelSettings.model_fields["extension_chains"].default  # the daemon's default
-    rnd.add_argument("--extension-chains", type=int, default=wide, help=f"[model] "
-                     f"extension_chains (default {wide}, the daemon's): a run-on block's chains, "
-                     "with which an instrument that ran on starts its next update")
-    add_output_flags(rnd, "the figures")
-    rnd.set_defaults(handler=round_handler)
-
-
-def round_handler(args: argparse.Namespace) -> int:
-    from service.bench import round as round_bench  # noqa: PLC0415 - tools load on demand
-
-    shape = round_bench.RoundShape(
-        args.accounts, args.instruments, args.chains, args.window, args.states, args.bars,
-        args.backend, args.pace_s, args.lead_s, args.shift_moves == "on", args.shared_device,
-        args.extension_chains,
-    )
-    try:
-        shape.check()
-    except ValueError as error:
-        print(f"regime-trader bench round: {error}", file=sys.stderr)
-        return 2  # a usage error, as argparse's own
-    logs_to_stderr()
-    emit(round_bench.measure(shape), args, round_bench.summary_lines)
     return 0
 
 

@@ -39,6 +39,11 @@ def _inputs(store: StateStore, seq: int, seed: int) -> tuple[UpdateInputs, dict[
     stamp = at.book.get(STAMP_KEY)
     if not stamp:
         raise ReplayError(f"checkpoint {seq} carries no inputs stamp (written by an older release)")
+    if stamp.get("between_bars"):
+        raise ReplayError(
+            f"update {seq} ran with [model] sample_between_bars: its estimate reweighs the "
+            f"draws update {seq - 1} sampled after its commit, which replay does not "
+            "recompute; replay checks updates made without it")
     previous, now = checkpoint_state(store, before), checkpoint_state(store, at)
     modelled = list(stamp["modelled"])
     # Windows as update N saw them (checkpoint N), carries as it started (checkpoint N-1).

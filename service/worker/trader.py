@@ -22,7 +22,7 @@ from service.config_loader import LoadedConfig
 from service.control.trading_mode import TradingMode
 from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
-from service.model_state import ModelState, append_batch
+from service.model_state import ModelState, take_new_bars
 from service.state.checkpoint_codec import (
     POSITIONS_KEY,
     WARMING_KEY,
@@ -32,6 +32,7 @@ from service.state.checkpoint_codec import (
 )
 from service.state.store import Checkpoint, DecisionRow, StateStore
 from service.types import BrokerSnapshot, OrderIntent, Symbol
+from service.worker.between_bars import BetweenBars
 from service.worker.cold_warmup import (
     ColdWarmup,
     adopt,
@@ -99,6 +100,8 @@ class Trader:
                                warmup_backend or same_kind(backend), self.faults)
         self.added_live: set[Symbol] = set()  # for model.warming's reason
         self.control = TradingMode(account)  # pause, resume, flatten (service/control/)
+        self.between = (BetweenBars(self.spec, backend)  # the sampler after the commit
+                        if settings.model.sample_between_bars else None)  # fmt: skip
 
     @property
     def symbols(self) -> tuple[Symbol, ...]:
@@ -134,6 +137,8 @@ class Trader:
             # carries written under another [model] width warm up again (the model's spec
             # is fixed for the worker's life, so resuming is the one place they can appear)
             reset_unfit_carries(self.model_state, list(self.model_state.instruments), self.spec)
+            if self.between is not None:  # its window sampled again before the next bar
+                self.between.resume(checkpoint, self.model_state, self.config.settings.model.seed)
             self.seq, self.last_bar_time = checkpoint.seq, checkpoint.bar_time
             self.cursor.value = checkpoint.bar_time
         self._sync_rotation()  # the file may have changed while we were down
@@ -156,6 +161,7 @@ class Trader:
         a weekend in daily data): nothing to learn, so no checkpoint and no orders."""
         timer, seq = StageTimer(), self.seq + 1
         self.cursor.value = bar_time
+        self._sample_between_bars()  # a window left unsampled by a restart, first
         for done in self.cold.take_done():  # between updates, never mid-update
             adopt(done, self.model_state, seq)
         with timer.stage("reconcile"):
@@ -164,7 +170,8 @@ class Trader:
             self.symbols, self.model_state.rotation_start, self.config.settings.rotation.batch_size
         )
         with timer.stage("fetch"):
-            fresh = self._fetch(batch, bar_time)
+            fresh = take_new_bars(self.model_state, self.market, batch, bar_time,
+                                  self.spec.window)  # fmt: skip
         if not fresh and not self.model_state.retiring():
             # move on, or a slice without data would stall the rotation
             self.model_state.rotation_start = next_start
@@ -199,22 +206,15 @@ class Trader:
                 info["diagnostics"] = log_unconverged(failed, diagnosis)
         log_update(self.market, self.backend, self.latest_bar, self.config.config_hash, seq,
                    bar_time, batch, ready, fresh, estimate, info, intents, timer)
+        self._sample_between_bars()
         return UpdateReport(seq, bar_time, len(intents))
 
-    def _fetch(self, batch: tuple[Symbol, ...], bar_time: datetime) -> int:
-        """New bars for the batch: everything since each symbol's last bar, or a full
-        window of history for a symbol seen for the first time."""
-        window, instruments = self.spec.window, self.model_state.instruments
-        warm = {s: t for s in batch if (t := instruments[s].last_bar_time) is not None}
-        cold = [s for s in batch if s not in warm]
-        taken = 0
-        if cold:  # as columns too: a window of history each, without a Bar per row
-            taken += append_batch(self.model_state,
-                                  self.market.history_batch(cold, bar_time, window + 1), window)
-        if warm:  # as columns: all instruments' new bars checked and taken at once
-            taken += append_batch(self.model_state, self.market.batch_after(warm, bar_time),
-                                  window)
-        return taken
+    def _sample_between_bars(self) -> None:
+        """[model] sample_between_bars: the last update's sampler, its carries kept for
+        the next checkpoint (service/worker/between_bars.py)."""
+        instruments = self.model_state.instruments
+        for symbol, carry in self.between.sample_after(instruments) if self.between else []:
+            instruments[symbol].carry = carry
 
     def _hand_off_cold(self, ready: list[Symbol], seq: int) -> list[Symbol]:
         """What this update models: the warm instruments (all, on a cold start); the cold
@@ -231,9 +231,11 @@ class Trader:
         self, ready: list[Symbol], seq: int
     ) -> tuple[RegimeEstimate | None, dict[str, float], Diagnosis | None]:
         inputs = inputs_of(self.model_state, ready, seq, self.config.settings.model.seed)
-        self.update_stamp = inputs.stamp()
+        self.update_stamp = {**inputs.stamp(), "between_bars": self.between is not None}
         if not ready:
             return None, {}, None
+        if self.between is not None:  # the sampler ran between bars: the bar reweighs
+            return self.between.estimate(inputs)
         states = [self.model_state.instruments[s] for s in ready]
         # Only a failing estimate's diagnostics are read (model.unconverged), and only after
         # the commit and the orders: the update waits for neither them nor the rest.

@@ -13,7 +13,9 @@ from gpu_backend.numpy_backend import NumpyBackend
 from gpu_backend.wgpu_backend import WgpuBackend
 from gpu_backend.wgpu_device import Device
 from gpu_backend.wgpu_inputs import time_major
-from regime_model.params import n_params
+from regime_model.params import log_prior, n_params
+from regime_model.posterior import log_density_and_grad
+from regime_model.types import Priors
 
 K, S = 2, 5
 
@@ -52,3 +54,23 @@ def test_rows_that_do_not_match_the_lanes_are_refused(gpu_device: Device) -> Non
     theta, y = _inputs(3)
     with pytest.raises(ValueError, match=r"y must be \[L=15 / 4 lanes a row"):
         WgpuBackend(gpu_device).hmm_predictive(theta, y, K, draws_per_row=4)
+
+
+def test_the_likelihood_beside_the_predictive_is_the_densitys_on_every_backend(
+    gpu_device: Device,
+) -> None:
+    """hmm_predictive_and_likelihood: the predictive as hmm_predictive's, and log p(y) that
+    with the prior is the log density the sampler reads (numpy to the bit), on the device
+    within float32's error."""
+    theta, y = _inputs(6)
+    priors = Priors()
+    for backend in (NumpyBackend(), WgpuBackend(gpu_device)):
+        pred, ll = backend.hmm_predictive_and_likelihood(theta, y, K, draws_per_row=S)
+        for a, b in zip(pred, backend.hmm_predictive(theta, y, K, draws_per_row=S), strict=True):
+            assert np.array_equal(a, b)
+        density, _ = log_density_and_grad(theta, np.repeat(y, S, axis=0), K, priors)
+        with_prior = ll + log_prior(theta, K, priors)[0]
+        if backend.name == "numpy":
+            assert np.array_equal(with_prior, density)
+        else:
+            np.testing.assert_allclose(with_prior, density, rtol=0, atol=2e-3)

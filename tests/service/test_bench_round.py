@@ -16,7 +16,7 @@ import pytest
 
 from service import cli
 from service.bench import round as round_bench
-from service.bench.round_figures import RoundRun, rounds
+from service.bench.round_figures import RoundRun, figures, rounds
 from service.config_loader import load_config
 
 REQUIRED = {"round_ms", "stages_ms", "submissions_per_update", "upload_bytes_per_update",
@@ -103,19 +103,22 @@ def test_instruments_are_shared_out_evenly(count: int, accounts: int) -> None:
     assert [s for r in runs for s in r] == round_bench.symbols(count)
 
 
-@pytest.mark.parametrize(("shift_moves", "shared", "wide"), [(True, False, 32), (False, True, 64)])
+@pytest.mark.parametrize(("shift_moves", "shared", "wide", "between"),
+                         [(True, False, 32, False), (False, True, 64, True)])  # fmt: skip
 def test_the_settings_it_runs_are_valid_and_carry_the_shape(
-    tmp_path: Path, shift_moves: bool, shared: bool, wide: int
+    tmp_path: Path, shift_moves: bool, shared: bool, wide: int, between: bool
 ) -> None:
     """--shift-moves off measures the daemon without the level-shift move; --shared-device
-    with one device process for every account; --extension-chains with wider run-on blocks."""
+    with one device process for every account; --extension-chains with wider run-on blocks;
+    --between-bars with each update's sampler after its commit."""
     shape = round_bench.RoundShape(accounts=2, instruments=3, chains=6, shift_moves=shift_moves,
-                                   shared_device=shared, extension_chains=wide)  # fmt: skip
+                                   shared_device=shared, extension_chains=wide,
+                                   between_bars=between)  # fmt: skip
     (tmp_path / "instruments.toml").write_text(round_bench.instruments_text(shape))
     (tmp_path / "config.toml").write_text(round_bench.settings_text(shape))
     model = load_config(tmp_path / "config.toml").settings.model
-    assert (model.chains, model.shift_moves, model.shared_device, model.extension_chains) == (
-        6, shift_moves, shared, wide)
+    assert (model.chains, model.shift_moves, model.shared_device, model.extension_chains,
+            model.sample_between_bars) == (6, shift_moves, shared, wide, between)
 
 
 # -- the reduction, on events written out by hand ------------------------------------------
@@ -167,3 +170,29 @@ def test_a_worker_ready_after_the_first_release_is_refused() -> None:
     assert error.value.startup_s == pytest.approx(8.0)
     round_bench._refuse_late_start(_run([ready, {**late, "timestamp": ready["timestamp"]}]),
                                    launched, 5.0)  # both ready at the release: accepted
+
+
+def test_a_run_that_samples_between_bars_reports_its_sampler_and_reweighing() -> None:
+    """The model.sampled events give the sampler's own time and device work after the
+    commit; update.completed's counts of reweighed instruments are counts, not ms."""
+    events: list[dict[str, Any]] = []
+    for account in ("a", "b"):
+        for seq, bar in ((1, 0), (2, 1), (3, 2)):
+            update = _update(account, seq, bar, 2.0 * bar, 2.0 * bar + 0.1, 2.0 * bar + 0.2, 30.0)
+            update["model"] = {"reweighed": 2.0 if seq > 1 else 0.0,
+                               "sampled_at_bar": 0.0 if seq > 1 else 2.0,
+                               "min_share": 0.5 + 0.125 * seq if seq > 1 else float("nan"),
+                               "reweigh": 25.0}  # fmt: skip
+            update.update(device={"submissions": 1, "upload_bytes": 1000}, backend="wgpu",
+                          adapter="a GPU")  # fmt: skip
+            sampled = {"event": "model.sampled", "account": account, "seq": seq,
+                       "duration_ms": 300.0 + seq, "device": {"submissions": 2,
+                                                              "upload_bytes": 5000}}  # fmt: skip
+            events += [update, sampled]
+    result = figures(_run(events))
+    assert result["sampled_ms"] == {"p50": 302.5, "p99": 303.0}  # warm updates: seq 2, 3
+    assert result["sampled_submissions_per_update"] == 2.0
+    assert result["reweighing"] == {"reweighed": {"p50": 2.0, "max": 2.0},
+                                    "sampled_at_bar": {"p50": 0.0, "max": 0.0},
+                                    "min_share": 0.75}  # fmt: skip
+    assert set(result["model_parts_ms"]) == {"reweigh"}

@@ -1,0 +1,172 @@
+"""An update's draws reweighted to the next window: the bar's estimate when the sampler
+ran between bars.
+
+A worker that samples between bars (service/worker/between_bars.py) runs the update's
+MCMC on window n after bar n's commit; at bar n+1 it only moves those draws to window
+n+1 by importance sampling. Each draw's weight is its log posterior density on the new
+window (the draw moved into the new window's scaled units: the means scale with the
+robust scale, log sigma_0 shifts by its log ratio, a Jacobian that is the same for every
+draw) less its density on the one it was drawn on. The estimate is the weighted means;
+its Monte Carlo errors are the weighted spread over the bulk ESS of the draws' values on
+the new window times the weights' ESS share (Kish). An instrument is sampled at the bar
+instead where its window did not move by a few whole bars, where the weights keep less
+than MIN_SHARE of the draws, or where the draws passed the gate on their own window and
+the reweighted ones do not. One bar's weights keep most of the draws (docs/benchmarks.md,
+thirtieth session: a share of at least 0.42 over 864 synthetic instrument-bars, 0.21 once
+in the S&P 500's 2008 crash), and the estimate differs from the bar's own MCMC by about
+two runs' Monte Carlo errors.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from regime_model.backend import Backend
+from regime_model.diagnostics import bulk_ess
+from regime_model.estimate import RegimeEstimate
+from regime_model.params import log_prior
+from regime_model.scaling import robust_scale
+from regime_model.spec import ModelSpec
+from regime_model.types import BoolArray, FloatArray, IntArray, PredictiveBatch
+
+MIN_SHARE = 0.25  # the weights' ESS as a share of the draws, below which the bar samples
+MAX_SHIFT = 8  # bars: a window moved further than this (or not by whole bars) is sampled
+
+
+class Sample(NamedTuple):
+    """What an update's MCMC leaves for the next bar's reweighting, per instrument: the
+    window it sampled, its draws (scaled by that window's robust scale, chain-major: C
+    chains of `spec.draws`), their log densities there, and its estimate."""
+
+    returns: FloatArray  # [N, T]
+    draws: list[FloatArray]  # [M_i, D]
+    log_density: list[FloatArray]  # [M_i]
+    estimate: RegimeEstimate
+
+
+class Reweighed(NamedTuple):
+    estimate: RegimeEstimate  # every row; those `at_bar` are the sample's, to be replaced
+    at_bar: BoolArray  # [N] the instruments the bar samples instead
+    share: FloatArray  # [N] the weights' ESS share (NaN where not reweighed)
+
+
+def sample_of(
+    returns: FloatArray, estimate: RegimeEstimate, draws: list[FloatArray], spec: ModelSpec,
+    backend: Backend,
+) -> Sample:
+    """The Sample of an update's windows, estimate and final draws (RefreshInfo.draws):
+    one forward filter of every draw over its window, between bars."""
+    returns = np.asarray(returns, dtype=np.float64)
+    scaled = returns / robust_scale(returns)[:, None]
+    density, _ = _filtered(draws, scaled, spec, backend)
+    return Sample(returns, draws, density, estimate)
+
+
+def _filtered(
+    draws: list[FloatArray], scaled: FloatArray, spec: ModelSpec, backend: Backend
+) -> tuple[list[FloatArray], list[PredictiveBatch]]:
+    """Each instrument's draws' log densities on its scaled window (the forward filter's
+    likelihood and the prior, with the transforms' Jacobians) and their predictive: one
+    pass per distinct draw count, each window read once by its instrument's draws."""
+    K = spec.n_states
+    density: list[FloatArray] = [np.empty(0)] * len(draws)
+    preds: list[PredictiveBatch] = [PredictiveBatch(np.empty((0, K)), np.empty(0),
+                                                    np.empty(0))] * len(draws)  # fmt: skip
+    sizes = np.array([len(d) for d in draws])
+    for size in np.unique(sizes[sizes > 0]):
+        rows = np.flatnonzero(sizes == size)
+        theta = np.concatenate([draws[i] for i in rows])
+        pred, ll = backend.hmm_predictive_and_likelihood(theta, scaled[rows], K, int(size))
+        lp = np.asarray(ll, dtype=np.float64) + log_prior(theta, K, spec.priors)[0]
+        for j, i in enumerate(rows):
+            part = slice(j * size, (j + 1) * size)
+            density[i] = lp[part]
+            preds[i] = PredictiveBatch(*(np.asarray(p)[part] for p in pred))
+    return density, preds
+
+
+def shifts(before: FloatArray, now: FloatArray) -> IntArray:
+    """[N] by how many bars each window moved (now[:-b] == before[b:]), 1..MAX_SHIFT;
+    0 where it did not move that way (the bar samples it)."""
+    T = before.shape[1]
+    out = np.zeros(len(now), dtype=np.int64)
+    for b in range(MAX_SHIFT, 0, -1):  # the smallest shift that fits wins
+        if b < T:
+            out = np.where(np.all(now[:, : T - b] == before[:, b:], axis=1), b, out)
+    return out
+
+
+def reweigh(
+    sample: Sample, rows: IntArray, returns: FloatArray, spec: ModelSpec, backend: Backend
+) -> Reweighed:
+    """The estimate of instruments whose windows are `returns` [N, T], row i from the
+    sample's row `rows[i]` (-1: none: sampled at the bar), by reweighting its draws."""
+    returns = np.asarray(returns, dtype=np.float64)
+    N, K = len(returns), spec.n_states
+    rows = np.asarray(rows)
+    moved = np.zeros(N, dtype=np.int64)
+    have = np.flatnonzero(rows >= 0)
+    moved[have] = shifts(sample.returns[rows[have]], returns[have])
+    go = np.flatnonzero(moved > 0)
+    estimate = _rows_of(sample.estimate, np.where(rows >= 0, rows, 0))
+    share = np.full(N, np.nan)
+    at_bar = moved == 0
+    if not len(go):
+        return Reweighed(estimate, at_bar, share)
+    scale_now = robust_scale(returns[go])
+    ratio = robust_scale(sample.returns[rows[go]]) / scale_now
+    draws = [_moved(sample.draws[rows[i]], r, K) for i, r in zip(go, ratio, strict=True)]
+    now, preds = _filtered(draws, returns[go] / scale_now[:, None], spec, backend)
+    fields = {f: np.asarray(getattr(estimate, f)).copy() for f in _REWEIGHED}
+    for j, i in enumerate(go):
+        lw = now[j] - sample.log_density[rows[i]]
+        w = np.exp(lw - np.max(lw))
+        w /= w.sum()
+        share[i] = 1.0 / (len(w) * float(np.sum(w * w)))
+        pred = preds[j]
+        _fill(fields, int(i), w, share[i], pred.filtered_last, pred.mean, pred.var,
+              scale_now[j], int(estimate.divergences[i]), spec)  # fmt: skip
+    estimate = estimate._replace(**fields)
+    passed_before = np.asarray(sample.estimate.converged)[np.where(rows >= 0, rows, 0)]
+    at_bar |= (share < MIN_SHARE) | (passed_before & ~estimate.converged)
+    return Reweighed(estimate, at_bar, share)
+
+
+_REWEIGHED = ("regime_probs", "pred_mean", "pred_vol", "converged", "p_turbulent_sd",
+              "p_turbulent_mcse", "vol_mcse")  # fmt: skip
+
+
+def _moved(theta: FloatArray, ratio: float, K: int) -> FloatArray:
+    """Draws in units scaled by s_old, in units scaled by s_new (ratio = s_old / s_new)."""
+    out = np.array(theta, dtype=np.float64)
+    out[:, :K] *= ratio
+    out[:, K] += np.log(ratio)
+    return out
+
+
+def _fill(
+    fields: dict[str, FloatArray], i: int, w: FloatArray, share: float, filtered: FloatArray,
+    mean: FloatArray, var: FloatArray, scale: float, divergences: int, spec: ModelSpec,
+) -> None:
+    """Row i of the reweighed fields from its weights and its draws' predictive."""
+    pm = float(w @ mean)
+    pv = float(w @ (var + mean**2)) - pm * pm
+    fields["regime_probs"][i] = w @ filtered
+    fields["pred_mean"][i] = pm * scale
+    fields["pred_vol"][i] = np.sqrt(max(pv, 0.0)) * scale
+    # the decision quantities, as estimate.py's: P(most turbulent regime), log predictive sd
+    q = np.stack([filtered[:, -1], 0.5 * np.log(np.maximum(var, 1e-300))], axis=-1)
+    sd = np.sqrt(np.maximum(w @ (q - w @ q) ** 2, 0.0))
+    chains = len(w) // spec.draws
+    ess = bulk_ess(q.reshape(1, chains, spec.draws, 2))[0] * share
+    mcse = np.where(sd > 0, sd / np.sqrt(np.fmax(ess, 1.0)), 0.0)
+    fields["p_turbulent_sd"][i], fields["p_turbulent_mcse"][i] = sd[0], mcse[0]
+    fields["vol_mcse"][i] = mcse[1]
+    fields["converged"][i] = (mcse[0] <= spec.mcse_max and mcse[1] <= spec.vol_mcse_max
+                              and divergences <= spec.divergence_rate_max * len(w))  # fmt: skip
+
+
+def _rows_of(estimate: RegimeEstimate, rows: IntArray) -> RegimeEstimate:
+    return RegimeEstimate._make(np.asarray(field)[rows] for field in estimate)

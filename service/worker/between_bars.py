@@ -1,0 +1,161 @@
+"""`[model] sample_between_bars`: an update's MCMC after its commit, the bar's estimate by
+reweighting the draws it left (regime_model.reweigh).
+
+At bar n the worker reweighs each instrument's last sample (its draws on window n-1) to
+window n, and samples at the bar only the instruments reweighting cannot serve (no sample
+yet, a window not moved by whole bars, weights that keep too few draws, a gate the
+reweighted draws fail). It commits and sends its orders, then samples window n from the
+carries it committed: the update's MCMC, `refresh` as ever (the same seq, seed and
+carries), now between bars. The chains' carries after it are committed with bar n+1's
+checkpoint. A worker restarted between bars samples the committed window again before
+its next bar (`Trader.update`): the same inputs, the same bits, so a resumed worker's
+estimates are those it would have made. The instruments sampled at the bar are not
+sampled twice: an instrument's refresh does not depend on the batch it is in, so their
+bar's run is their sample (tests/service/test_between_bars.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from typing import NamedTuple
+
+import numpy as np
+import structlog
+
+from gpu_backend.backend_traffic import take_traffic
+from regime_model.backend import Backend
+from regime_model.estimate import RegimeEstimate, gather_rows, merge_rows
+from regime_model.reweigh import Sample, reweigh, sample_of
+from regime_model.spec import ModelSpec
+from regime_model.types import FloatArray
+from regime_model.update import Diagnosis, InstrumentCarry, refresh, refresh_then_diagnose
+from service.model_state import ModelState
+from service.state.store import Checkpoint
+from service.types import Symbol
+from service.worker.update_inputs import STAMP_KEY, UpdateInputs, inputs_of
+
+log = structlog.get_logger("service.worker")
+
+
+class _Kept(NamedTuple):
+    """One instrument's last sample: its window, draws and their densities, estimate."""
+
+    returns: FloatArray  # [T]
+    draws: FloatArray  # [M, D]
+    log_density: FloatArray  # [M]
+    estimate: RegimeEstimate  # one row
+
+
+class _AtBar(NamedTuple):
+    """The instruments the bar sampled: rows of the update, and their run."""
+
+    rows: np.ndarray
+    estimate: RegimeEstimate
+    carries: list[InstrumentCarry]
+    draws: list[FloatArray]
+
+
+class BetweenBars:
+    def __init__(self, spec: ModelSpec, backend: Backend) -> None:
+        self.spec, self.backend = spec, backend
+        self.kept: dict[Symbol, _Kept] = {}
+        self.pending: UpdateInputs | None = None  # an update whose window is not sampled yet
+        self._at_bar: _AtBar | None = None
+
+    def estimate(
+        self, inputs: UpdateInputs
+    ) -> tuple[RegimeEstimate, dict[str, float], Diagnosis]:
+        """The bar's estimate of `inputs`' instruments, its model figures, and the
+        diagnosis of those sampled at the bar. Carries are not touched: sample_after
+        advances them, after the commit."""
+        t0 = time.perf_counter()
+        N = len(inputs.symbols)
+        known = [s for s in inputs.symbols if s in self.kept]
+        base: RegimeEstimate | None = None
+        at, share = np.arange(N), np.empty(0)
+        if known:
+            rows = np.array([known.index(s) if s in self.kept else -1 for s in inputs.symbols])
+            done = reweigh(self._sample_of(known), rows, inputs.returns, self.spec, self.backend)
+            base, at, share = done.estimate, np.flatnonzero(done.at_bar), done.share
+            share = share[np.isfinite(share) & ~done.at_bar]
+        figures = {"reweighed": float(N - len(at)), "sampled_at_bar": float(len(at)),
+                   "min_share": float(share.min()) if len(share) else float("nan"),
+                   "reweigh": 1e3 * (time.perf_counter() - t0)}  # fmt: skip
+        self.pending, self._at_bar = inputs, None
+        if not len(at) and base is not None:
+            return base, figures, Diagnosis.done(base)
+        estimate, carries, info, diagnosis = refresh_then_diagnose(
+            inputs.returns[at], [inputs.carries[i] for i in at], inputs.keys[at], inputs.seq,
+            inputs.seed, self.spec, self.backend, diagnose="failing")  # fmt: skip
+        self._at_bar = _AtBar(at, estimate, carries, info.draws or [])
+        figures.update({"gradient_evals": float(info.gradient_evals),
+                        "extended": float(info.extended), **info.timings_ms})  # fmt: skip
+        if base is None:
+            return estimate, figures, diagnosis
+        merged = merge_rows(base, estimate, at)
+        return merged, figures, diagnosis.into(merged, at)
+
+    def resume(self, checkpoint: Checkpoint, book: ModelState, seed: int) -> None:
+        """After a restart: the checkpoint's update left its window to sample (its carries
+        are those it started from), if it ran in this mode and its inputs are as stamped."""
+        stamp = checkpoint.book.get(STAMP_KEY) or {}
+        modelled = [s for s in stamp.get("modelled", []) if s in book.instruments]
+        if not stamp.get("between_bars") or not modelled:
+            return
+        inputs = inputs_of(book, modelled, checkpoint.seq, seed)
+        if inputs.digest() == stamp.get("inputs_digest"):
+            self.pending, self._at_bar = inputs, None
+
+    def sample_after(self, traded: Collection[Symbol]) -> list[tuple[Symbol, InstrumentCarry]]:
+        """Sample the pending update's window (its MCMC, between bars): the carry of each
+        of its instruments still `traded`, for the next checkpoint; none if no update is
+        pending. The samples of instruments no longer traded are dropped."""
+        for symbol in set(self.kept) - set(traded):
+            del self.kept[symbol]
+        inputs, at_bar = self.pending, self._at_bar
+        if inputs is None:
+            return []
+        t0 = time.perf_counter()
+        N = len(inputs.symbols)
+        rest = np.setdiff1d(np.arange(N), at_bar.rows if at_bar else [])
+        parts: list[tuple[RegimeEstimate, np.ndarray]] = []
+        carries: list[InstrumentCarry | None] = [None] * N
+        draws: list[FloatArray] = [np.empty(0)] * N
+        evals = extended = 0
+        if len(rest):
+            estimate, ran, info = refresh(
+                inputs.returns[rest], [inputs.carries[i] for i in rest], inputs.keys[rest],
+                inputs.seq, inputs.seed, self.spec, self.backend, diagnose="failing")  # fmt: skip
+            parts.append((estimate, rest))
+            evals, extended = info.gradient_evals, info.extended
+            for j, i in enumerate(rest):
+                carries[i], draws[i] = ran[j], (info.draws or [])[j]
+        if at_bar is not None:
+            parts.append((at_bar.estimate, at_bar.rows))
+            for j, i in enumerate(at_bar.rows):
+                carries[i], draws[i] = at_bar.carries[j], at_bar.draws[j]
+        estimate = gather_rows(parts, N)
+        sample = sample_of(inputs.returns, estimate, draws, self.spec, self.backend)
+        for k, symbol in enumerate(inputs.symbols):
+            self.kept[symbol] = _Kept(sample.returns[k], sample.draws[k],
+                                      sample.log_density[k], _row(estimate, k))  # fmt: skip
+        self.pending, self._at_bar = None, None
+        log.info("model.sampled", seq=inputs.seq, instruments=N, sampled=len(rest),
+                 from_the_bar=N - len(rest), gradient_evals=evals, extended=extended,
+                 duration_ms=round(1e3 * (time.perf_counter() - t0), 3),
+                 device=take_traffic(self.backend)._asdict())  # fmt: skip
+        return [(s, c) for s, c in zip(inputs.symbols, carries, strict=True)
+                if c is not None and s in traded]  # fmt: skip
+
+    def _sample_of(self, symbols: list[Symbol]) -> Sample:
+        rows = [self.kept[s] for s in symbols]
+        estimate = gather_rows([(k.estimate, np.array([i])) for i, k in enumerate(rows)],
+                               len(rows))  # fmt: skip
+        return Sample(np.stack([k.returns for k in rows]), [k.draws for k in rows],
+                      [k.log_density for k in rows], estimate)  # fmt: skip
+
+
+def _row(estimate: RegimeEstimate, k: int) -> RegimeEstimate:
+    return RegimeEstimate._make(np.asarray(f)[k : k + 1] for f in estimate)
+

@@ -1,0 +1,73 @@
+"""An update's draws reweighted to the next window (regime_model.reweigh): importance
+weights from the draws' densities on both windows, the estimate their weighted means,
+and the bar's own sampler where the weights cannot serve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpu_backend import NumpyBackend
+from regime_model.posterior import log_density_and_grad, predictive
+from regime_model.reweigh import MAX_SHIFT, MIN_SHARE, reweigh, sample_of, shifts
+from regime_model.scaling import robust_scale
+from regime_model.update import ModelSpec, refresh
+from tests.regime_model.regime_data import two_regime_returns
+
+BACKEND = NumpyBackend()
+SPEC = ModelSpec(window=128, warmup_cold=150, warmup_warm=10, draws=20)
+
+
+@pytest.fixture(scope="module")
+def sampled() -> tuple[np.ndarray, object]:
+    """Three instruments' returns (131 bars) and the sample of their first window."""
+    returns, _ = two_regime_returns(3, 131, seed=3)
+    keys = np.arange(3, dtype=np.uint32) + 10
+    estimate, _, info = refresh(returns[:, :128], [None] * 3, keys, 1, 7, SPEC, BACKEND)
+    return returns, sample_of(returns[:, :128], estimate, info.draws or [], SPEC, BACKEND)
+
+
+def test_each_draw_weighs_its_density_on_the_new_window_over_the_old(sampled) -> None:
+    returns, sample = sampled
+    now = returns[:, 1:129]
+    got = reweigh(sample, np.arange(3), now, SPEC, BACKEND)
+    assert not got.at_bar.any()
+    for i in range(3):
+        old, new = returns[i, :128], now[i]
+        s_old, s_new = robust_scale(old[None])[0], robust_scale(new[None])[0]
+        theta = sample.draws[i].copy()  # moved into the new window's scaled units
+        theta[:, :2] *= s_old / s_new
+        theta[:, 2] += np.log(s_old / s_new)
+        y_new = np.broadcast_to(new / s_new, (len(theta), 128))
+        y_old = np.broadcast_to(old / s_old, (len(theta), 128))
+        lw = (log_density_and_grad(theta, y_new, 2, SPEC.priors)[0]
+              - log_density_and_grad(sample.draws[i], y_old, 2, SPEC.priors)[0])  # fmt: skip
+        w = np.exp(lw - lw.max())
+        w /= w.sum()
+        pred = predictive(theta, y_new, 2)
+        np.testing.assert_allclose(got.estimate.regime_probs[i], w @ pred.filtered_last,
+                                   rtol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(got.estimate.pred_mean[i], (w @ pred.mean) * s_new,
+                                   rtol=1e-12)  # fmt: skip
+        assert got.share[i] == pytest.approx(1.0 / (len(w) * (w @ w)))
+
+
+def test_a_window_moved_by_whole_bars_is_found_and_any_other_is_not() -> None:
+    before = np.arange(40.0).reshape(2, 20)
+    now = np.concatenate([before[:, 3:], np.zeros((2, 3))], axis=1)  # three bars on
+    now[1, 5] = -1.0  # the second's history revised
+    assert shifts(before, now).tolist() == [3, 0]
+    far = np.concatenate([before[:, MAX_SHIFT + 1 :], np.zeros((2, MAX_SHIFT + 1))], axis=1)
+    assert shifts(before, far).tolist() == [0, 0]
+    assert shifts(before, before).tolist() == [0, 0]  # not moved: nothing new to weigh
+
+
+def test_the_bar_samples_where_the_weights_keep_too_few_draws_or_there_is_no_sample(
+    sampled,
+) -> None:
+    returns, sample = sampled
+    now = returns[:, 1:129].copy()
+    now[0, -1] = 60 * robust_scale(now[:1])[0]  # a bar no draw saw coming
+    got = reweigh(sample, np.array([0, 1, -1]), now, SPEC, BACKEND)
+    assert got.share[0] < MIN_SHARE and got.at_bar[0]
+    assert not got.at_bar[1] and got.at_bar[2] and np.isnan(got.share[2])
