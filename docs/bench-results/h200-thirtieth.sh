@@ -6,6 +6,10 @@
 # bar's pass over the draws would cost if the MCMC ran between bars (bar_pass_cost.py); the
 # trial round, own device each, against base30 (a `git archive` tree of 76149d3, the
 # session's start, carried as scratch/trees/base30), alternated twice.
+# `two`: [model] sample_between_bars (service/worker/between_bars.py; named between):
+# verify-gpu --quick and the golden digest; the trial round, own device each, with
+# `--between-bars` and without (named atbar: each update's sampler on the bar's path, as
+# the daemon's default), alternated twice.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
 set -u
 ROOT=$(pwd)
@@ -13,7 +17,7 @@ SESSION=thirtieth
 TAG=thirtieth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 
-case ${1:?one} in
+case ${1:?one or two} in
 one)
     verify_digest "$ROOT"
     script bar-pass-cost 150 bar_pass_cost.py wgpu
@@ -22,6 +26,15 @@ one)
         round "$ROOT/scratch/trees/base30" "base30-$n" wgpu 12 3
         round "$ROOT" "diaglate-$n" wgpu 12 3
         bundle one
+    done
+    ;;
+two)
+    verify_digest "$ROOT"
+    bundle two
+    for n in 1 2; do
+        round "$ROOT" "between-$n" wgpu 12 3 --between-bars
+        round "$ROOT" "atbar-$n" wgpu 12 3
+        bundle two
     done
     ;;
 esac

@@ -75,7 +75,8 @@ class BetweenBars:
         base: RegimeEstimate | None = None
         at, share = np.arange(N), np.empty(0)
         if known:
-            rows = np.array([known.index(s) if s in self.kept else -1 for s in inputs.symbols])
+            index = {s: i for i, s in enumerate(known)}
+            rows = np.array([index.get(s, -1) for s in inputs.symbols])
             done = reweigh(self._sample_of(known), rows, inputs.returns, self.spec, self.backend)
             base, at, share = done.estimate, np.flatnonzero(done.at_bar), done.share
             share = share[np.isfinite(share) & ~done.at_bar]
