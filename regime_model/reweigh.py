@@ -50,6 +50,10 @@ class Reweighed(NamedTuple):
     estimate: RegimeEstimate  # every row; those `at_bar` are the sample's, to be replaced
     at_bar: BoolArray  # [N] the instruments the bar samples instead
     share: FloatArray  # [N] the weights' ESS share (NaN where not reweighed)
+    why: dict[str, int]  # how many `at_bar` for each reason (WHY), the first that applies
+
+
+WHY = ("no_draws", "not_moved", "weights", "gate")
 
 
 def sample_of(
@@ -113,8 +117,10 @@ def reweigh(
     estimate = _rows_of(sample.estimate, np.where(rows >= 0, rows, 0))
     share = np.full(N, np.nan)
     at_bar = moved == 0
+    why = {"no_draws": int((rows < 0).sum()), "not_moved": int(((rows >= 0) & at_bar).sum()),
+           "weights": 0, "gate": 0}  # fmt: skip
     if not len(go):
-        return Reweighed(estimate, at_bar, share)
+        return Reweighed(estimate, at_bar, share, why)
     scale_now = robust_scale(returns[go])
     ratio = robust_scale(sample.returns[rows[go]]) / scale_now
     draws = [_moved(sample.draws[rows[i]], r, K) for i, r in zip(go, ratio, strict=True)]
@@ -130,8 +136,10 @@ def reweigh(
               scale_now[j], int(estimate.divergences[i]), spec)  # fmt: skip
     estimate = estimate._replace(**fields)
     passed_before = np.asarray(sample.estimate.converged)[np.where(rows >= 0, rows, 0)]
-    at_bar |= (share < MIN_SHARE) | (passed_before & ~estimate.converged)
-    return Reweighed(estimate, at_bar, share)
+    weights = share < MIN_SHARE
+    gate = passed_before & ~estimate.converged & ~weights & ~at_bar
+    why.update(weights=int(weights.sum()), gate=int(gate.sum()))
+    return Reweighed(estimate, at_bar | weights | gate, share, why)
 
 
 _REWEIGHED = ("regime_probs", "pred_mean", "pred_vol", "converged", "p_turbulent_sd",

@@ -19,6 +19,7 @@ from regime_model.batch_join import run_together
 from regime_model.batches import build_batch, prior_centre
 from regime_model.blocks import extension_start, join_chains, take_instruments
 from regime_model.carry import InstrumentCarry, carry_from_arrays, carry_to_arrays
+from regime_model.deferred_diagnostics import FIELDS as DIAGNOSTIC_FIELDS
 from regime_model.deferred_diagnostics import DeferredDiagnostics, Which
 from regime_model.estimate import RegimeEstimate, estimate_of, gather_rows, merge_rows
 from regime_model.sampler import SampleResult
@@ -168,7 +169,8 @@ class Diagnosis:
         return cls(DeferredDiagnostics(len(estimate.converged), which="none"), estimate)
 
     def into(self, base: RegimeEstimate, rows: np.ndarray) -> Diagnosis:
-        """This diagnosis as rows `rows` of `base`, an estimate whose other rows are done."""
+        """This diagnosis as rows `rows` of `base` (its diagnostics into those rows, the
+        rest of base as it is): an estimate whose other rows are done."""
         return Diagnosis(self._later, self._estimate, (base, rows))
 
     def __enter__(self) -> Diagnosis:
@@ -183,7 +185,13 @@ class Diagnosis:
     def wait(self) -> RegimeEstimate:
         """The estimate with every diagnosed instrument's diagnostics."""
         out = self._later.diagnose(self._estimate)
-        return out if self._into is None else merge_rows(self._into[0], out, self._into[1])
+        if self._into is None:
+            return out
+        base, rows = self._into  # only the diagnostics go into base's rows
+        fields = {f: np.array(getattr(base, f), copy=True) for f in DIAGNOSTIC_FIELDS}
+        for f, values in fields.items():
+            values[rows] = getattr(out, f)
+        return base._replace(**fields)
 
 
 def refresh_then_diagnose(

@@ -100,7 +100,8 @@ def _round(
     }
 
 
-REWEIGH_COUNTS = ("reweighed", "sampled_at_bar", "min_share")
+REWEIGH_COUNTS = ("reweighed", "sampled_at_bar", "min_share", "at_bar_no_draws",
+                  "at_bar_not_moved", "at_bar_weights", "at_bar_gate")
 
 
 def _reweighing(updates: list[Event]) -> dict[str, Any] | None:
@@ -112,7 +113,10 @@ def _reweighing(updates: list[Event]) -> dict[str, Any] | None:
     shares = [m["min_share"] for m in models if m["min_share"] == m["min_share"]]  # not NaN
     return {**{k: _stats([m[k] for m in models], ("p50", "max"))
                for k in ("reweighed", "sampled_at_bar")},
-            "min_share": min(shares) if shares else None}
+            "min_share": min(shares) if shares else None,
+            # why instruments went to the bar's sampler, summed over the warm updates
+            "at_bar_why": {k[len("at_bar_"):]: sum(m.get(k, 0.0) for m in models)
+                           for k in REWEIGH_COUNTS if k.startswith("at_bar_")}}  # fmt: skip
 
 
 def _sampled(run: RoundRun, after: int) -> list[Event]:

@@ -26,7 +26,7 @@ import structlog
 from gpu_backend.backend_traffic import take_traffic
 from regime_model.backend import Backend
 from regime_model.estimate import RegimeEstimate, gather_rows, merge_rows
-from regime_model.reweigh import Sample, reweigh, sample_of
+from regime_model.reweigh import WHY, Sample, reweigh, sample_of
 from regime_model.spec import ModelSpec
 from regime_model.types import FloatArray
 from regime_model.update import Diagnosis, InstrumentCarry, refresh, refresh_then_diagnose
@@ -73,16 +73,17 @@ class BetweenBars:
         N = len(inputs.symbols)
         known = [s for s in inputs.symbols if s in self.kept]
         base: RegimeEstimate | None = None
-        at, share = np.arange(N), np.empty(0)
+        at, share, why = np.arange(N), np.empty(0), {"no_draws": N}
         if known:
             index = {s: i for i, s in enumerate(known)}
             rows = np.array([index.get(s, -1) for s in inputs.symbols])
             done = reweigh(self._sample_of(known), rows, inputs.returns, self.spec, self.backend)
-            base, at, share = done.estimate, np.flatnonzero(done.at_bar), done.share
+            base, at, share, why = done.estimate, np.flatnonzero(done.at_bar), done.share, done.why
             share = share[np.isfinite(share) & ~done.at_bar]
         figures = {"reweighed": float(N - len(at)), "sampled_at_bar": float(len(at)),
                    "min_share": float(share.min()) if len(share) else float("nan"),
-                   "reweigh": 1e3 * (time.perf_counter() - t0)}  # fmt: skip
+                   "reweigh": 1e3 * (time.perf_counter() - t0),
+                   **{f"at_bar_{k}": float(why.get(k, 0)) for k in WHY}}  # fmt: skip
         self.pending, self._at_bar = inputs, None
         if not len(at) and base is not None:
             return base, figures, Diagnosis.done(base)

@@ -71,3 +71,5 @@ def test_the_bar_samples_where_the_weights_keep_too_few_draws_or_there_is_no_sam
     got = reweigh(sample, np.array([0, 1, -1]), now, SPEC, BACKEND)
     assert got.share[0] < MIN_SHARE and got.at_bar[0]
     assert not got.at_bar[1] and got.at_bar[2] and np.isnan(got.share[2])
+    assert got.why == {"no_draws": 1, "not_moved": 0, "weights": 1, "gate": 0}
+

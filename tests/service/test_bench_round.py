@@ -194,5 +194,7 @@ def test_a_run_that_samples_between_bars_reports_its_sampler_and_reweighing() ->
     assert result["sampled_submissions_per_update"] == 2.0
     assert result["reweighing"] == {"reweighed": {"p50": 2.0, "max": 2.0},
                                     "sampled_at_bar": {"p50": 0.0, "max": 0.0},
-                                    "min_share": 0.75}  # fmt: skip
+                                    "min_share": 0.75,
+                                    "at_bar_why": {"no_draws": 0.0, "not_moved": 0.0,
+                                                   "weights": 0.0, "gate": 0.0}}  # fmt: skip
     assert set(result["model_parts_ms"]) == {"reweigh"}

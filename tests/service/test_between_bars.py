@@ -38,7 +38,8 @@ def test_after_the_first_bar_the_bar_reweighs_and_the_sampler_runs_after_the_upd
     names = [e["event"] for e in logs if e["event"] in ("update.completed", "model.sampled")]
     assert names == ["update.completed", "model.sampled"] * 4  # each update, then its sample
     models = [e["model"] for e in logs if e["event"] == "update.completed"]
-    assert models[0]["sampled_at_bar"] == 3 and models[0]["reweighed"] == 0  # no sample yet
+    assert models[0]["sampled_at_bar"] == 3 and models[0]["reweighed"] == 0
+    assert models[0]["at_bar_no_draws"] == 3  # no sample yet
     for model in models[1:]:
         assert model["reweighed"] == 3 and model["sampled_at_bar"] == 0
         assert "device_update" not in model  # no sampler run on the bar's path
@@ -96,6 +97,7 @@ def test_the_bar_samples_an_instrument_whose_window_is_not_its_sample_moved_on(
     with diagnosis:
         diagnosis.wait()
     assert figures["sampled_at_bar"] == 1 and figures["reweighed"] == len(symbols) - 1
+    assert figures["at_bar_not_moved"] == 1 and figures["at_bar_gate"] == 0
     spec = model_spec(rig.trader.config.settings.model)
     alone, _, _ = refresh(moved[:1], revised.carries[:1], revised.keys[:1], seq, revised.seed,
                           spec, NumpyBackend(), diagnose="failing")  # fmt: skip
