@@ -126,14 +126,14 @@ def reweigh(
     draws = [_moved(sample.draws[rows[i]], r, K) for i, r in zip(go, ratio, strict=True)]
     now, preds = _filtered(draws, returns[go] / scale_now[:, None], spec, backend)
     fields = {f: np.asarray(getattr(estimate, f)).copy() for f in _REWEIGHED}
-    for j, i in enumerate(go):
-        lw = now[j] - sample.log_density[rows[i]]
-        w = np.exp(lw - np.max(lw))
-        w /= w.sum()
-        share[i] = 1.0 / (len(w) * float(np.sum(w * w)))
-        pred = preds[j]
-        _fill(fields, int(i), w, share[i], pred.filtered_last, pred.mean, pred.var,
-              scale_now[j], int(estimate.divergences[i]), spec)  # fmt: skip
+    sizes = np.array([len(d) for d in draws])
+    for size in np.unique(sizes):  # each group's instruments at once: [n, M] arrays
+        j = np.flatnonzero(sizes == size)
+        lw = np.stack([now[k] - sample.log_density[rows[go[k]]] for k in j])
+        w = np.exp(lw - lw.max(axis=1, keepdims=True))
+        w /= w.sum(axis=1, keepdims=True)
+        share[go[j]] = 1.0 / (size * np.sum(w * w, axis=1))
+        _fill(fields, go[j], w, share[go[j]], [preds[k] for k in j], scale_now[j], spec)
     estimate = estimate._replace(**fields)
     passed_before = np.asarray(sample.estimate.converged)[np.where(rows >= 0, rows, 0)]
     weights = share < MIN_SHARE
@@ -143,7 +143,7 @@ def reweigh(
 
 
 _REWEIGHED = ("regime_probs", "pred_mean", "pred_vol", "converged", "p_turbulent_sd",
-              "p_turbulent_mcse", "vol_mcse")  # fmt: skip
+              "p_turbulent_mcse", "vol_mcse", "divergences")  # fmt: skip
 
 
 def _moved(theta: FloatArray, ratio: float, K: int) -> FloatArray:
@@ -155,25 +155,30 @@ def _moved(theta: FloatArray, ratio: float, K: int) -> FloatArray:
 
 
 def _fill(
-    fields: dict[str, FloatArray], i: int, w: FloatArray, share: float, filtered: FloatArray,
-    mean: FloatArray, var: FloatArray, scale: float, divergences: int, spec: ModelSpec,
+    fields: dict[str, FloatArray], rows: IntArray, w: FloatArray, share: FloatArray,
+    preds: list[PredictiveBatch], scale: FloatArray, spec: ModelSpec,
 ) -> None:
-    """Row i of the reweighed fields from its weights and its draws' predictive."""
-    pm = float(w @ mean)
-    pv = float(w @ (var + mean**2)) - pm * pm
-    fields["regime_probs"][i] = w @ filtered
-    fields["pred_mean"][i] = pm * scale
-    fields["pred_vol"][i] = np.sqrt(max(pv, 0.0)) * scale
+    """The reweighed fields of `rows`, instruments of one draw count M: their weights
+    w [n, M] and their draws' predictive."""
+    filtered = np.stack([p.filtered_last for p in preds])  # [n, M, K]
+    mean, var = np.stack([p.mean for p in preds]), np.stack([p.var for p in preds])
+    pm = np.sum(w * mean, axis=1)
+    pv = np.sum(w * (var + mean**2), axis=1) - pm * pm
+    fields["regime_probs"][rows] = np.einsum("nm,nmk->nk", w, filtered)
+    fields["pred_mean"][rows] = pm * scale
+    fields["pred_vol"][rows] = np.sqrt(np.maximum(pv, 0.0)) * scale
     # the decision quantities, as estimate.py's: P(most turbulent regime), log predictive sd
-    q = np.stack([filtered[:, -1], 0.5 * np.log(np.maximum(var, 1e-300))], axis=-1)
-    sd = np.sqrt(np.maximum(w @ (q - w @ q) ** 2, 0.0))
-    chains = len(w) // spec.draws
-    ess = bulk_ess(q.reshape(1, chains, spec.draws, 2))[0] * share
+    q = np.stack([filtered[:, :, -1], 0.5 * np.log(np.maximum(var, 1e-300))], axis=-1)
+    centred = q - np.einsum("nm,nmj->nj", w, q)[:, None]
+    sd = np.sqrt(np.maximum(np.einsum("nm,nmj->nj", w, centred**2), 0.0))  # [n, 2]
+    n, M = w.shape
+    ess = bulk_ess(q.reshape(n, M // spec.draws, spec.draws, 2)) * share[:, None]
     mcse = np.where(sd > 0, sd / np.sqrt(np.fmax(ess, 1.0)), 0.0)
-    fields["p_turbulent_sd"][i], fields["p_turbulent_mcse"][i] = sd[0], mcse[0]
-    fields["vol_mcse"][i] = mcse[1]
-    fields["converged"][i] = (mcse[0] <= spec.mcse_max and mcse[1] <= spec.vol_mcse_max
-                              and divergences <= spec.divergence_rate_max * len(w))  # fmt: skip
+    fields["p_turbulent_sd"][rows], fields["p_turbulent_mcse"][rows] = sd[:, 0], mcse[:, 0]
+    fields["vol_mcse"][rows] = mcse[:, 1]
+    divergences = np.asarray(fields["divergences"])[rows]
+    fields["converged"][rows] = ((mcse[:, 0] <= spec.mcse_max) & (mcse[:, 1] <= spec.vol_mcse_max)
+                                 & (divergences <= spec.divergence_rate_max * M))  # fmt: skip
 
 
 def _rows_of(estimate: RegimeEstimate, rows: IntArray) -> RegimeEstimate:
