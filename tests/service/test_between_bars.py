@@ -15,6 +15,7 @@ from test_trader import Rig
 from gpu_backend import NumpyBackend
 from regime_model.update import refresh
 from service.bench.daemon_harness import LIGHT_EFFORT, two_account_settings, write_config
+from service.broker.base import BrokerError
 from service.config_loader import LoadedConfig, load_config
 from service.worker.between_bars import BetweenBars
 from service.worker.replay import ReplayError, replay_update
@@ -115,3 +116,55 @@ def test_replay_says_it_cannot_recompute_an_update_made_by_reweighting(tmp_path:
     with pytest.raises(ReplayError, match="sample_between_bars"):
         replay_update(rig.store.path, config, 3, NumpyBackend())
 
+
+
+def test_a_rotation_reweighs_each_slice_from_its_own_last_sample(tmp_path: Path) -> None:
+    """With [rotation] batch_size 2 of 3 instruments each instrument's window moves by one
+    or two bars between its updates: its last sample, kept across the other slices'
+    updates, is reweighed over both; one that warmed up apart is sampled at its first
+    bar, then reweighed."""
+    settings = two_account_settings(effort=LIGHT_EFFORT + "sample_between_bars = true\n",
+                                    sections="\n[rotation]\nbatch_size = 2\n")  # fmt: skip
+    rig = Rig(load_config(write_config(tmp_path / "config", settings)), tmp_path / "state")
+    rig.trader.resume()
+    with structlog.testing.capture_logs() as logs:
+        for n in range(6):
+            rig.update(n)
+    between = rig.trader.between
+    rig.close()
+    done = [e for e in logs if e["event"] == "update.completed"]
+    assert all(e["model"]["reweighed"] + e["model"]["sampled_at_bar"] == e["modelled"]
+               for e in done)  # fmt: skip
+    assert sum(e["model"]["at_bar_not_moved"] for e in done) == 0  # 1 and 2 bars both fit
+    # the third instrument warms up apart (model.warming), then comes to the bar once
+    ready = [e["adopted_at_seq"] for e in logs if e["event"] == "model.ready"]
+    assert [e["model"]["at_bar_no_draws"] for e in done if e["seq"] in ready] == [1]
+    assert done[-1]["model"]["reweighed"] == 2
+    assert isinstance(between, BetweenBars) and len(between.kept) == 3
+
+
+def test_an_update_that_fails_before_its_commit_leaves_the_next_one_sound(
+    tmp_path: Path,
+) -> None:
+    """A broker outage after the bar's reweighing: nothing is committed; the next bar's
+    update samples what was pending, reweighs, commits as its seq, and the trader goes on."""
+    rig = Rig(between_bars_config(tmp_path / "config"), tmp_path / "state")
+    rig.trader.resume()
+    rig.update(0)
+    rig.update(1)
+    snapshot = rig.broker.snapshot
+
+    def outage() -> object:
+        raise BrokerError("simulated outage")
+
+    rig.broker.snapshot = outage  # type: ignore[method-assign]
+    with pytest.raises(BrokerError):
+        rig.update(2)
+    rig.broker.snapshot = snapshot  # type: ignore[method-assign]
+    with structlog.testing.capture_logs() as logs:
+        rig.update(3)
+        rig.update(4)
+    assert rig.store.checkpoint_seqs() == [1, 2, 3, 4]
+    models = [e["model"] for e in logs if e["event"] == "update.completed"]
+    assert all(m["reweighed"] + m["sampled_at_bar"] == 3 for m in models)
+    rig.close()
