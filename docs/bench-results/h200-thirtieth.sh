@@ -10,6 +10,10 @@
 # verify-gpu --quick and the golden digest; the trial round, own device each, with
 # `--between-bars` and without (named atbar: each update's sampler on the bar's path, as
 # the daemon's default), alternated twice.
+# `three`: the reweighing grouped by draw count (32f630d on): a trial account's reweighing
+# alone with a profile of one call (reweigh_time.py wgpu 9 profile), twice; the trial round
+# with `--between-bars` (named grouped) and without (atbar3), once each. Not run: the
+# device machine stopped answering at this call's start, and no other was lent that day.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
 set -u
 ROOT=$(pwd)
@@ -17,7 +21,7 @@ SESSION=thirtieth
 TAG=thirtieth-2026-12-04
 . "$(dirname "$0")/h200-lib.sh"
 
-case ${1:?one or two} in
+case ${1:?one, two or three} in
 one)
     verify_digest "$ROOT"
     script bar-pass-cost 150 bar_pass_cost.py wgpu
@@ -36,5 +40,13 @@ two)
         round "$ROOT" "atbar-$n" wgpu 12 3
         bundle two
     done
+    ;;
+three)
+    script reweigh-time-1 120 reweigh_time.py wgpu 9 profile
+    script reweigh-time-2 120 reweigh_time.py wgpu 9 profile
+    bundle three
+    round "$ROOT" grouped-1 wgpu 12 3 --between-bars
+    round "$ROOT" atbar3-1 wgpu 12 3
+    bundle three
     ;;
 esac

@@ -1,12 +1,15 @@
 # ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
 """The bar's reweighing alone at a trial account's shape (issue 14, thirtieth session):
-`python docs/bench-results/reweigh_time.py BACKEND [REPEATS]`, from the tree to time
-(PYTHONPATH=TREE). 36 instruments of 4 chains x 40 draws and 18 of 32 x 40 (28,800
+`python docs/bench-results/reweigh_time.py BACKEND [REPEATS [profile]]`, from the tree to
+time (PYTHONPATH=TREE); `profile` adds a line with one more call's 15 largest cumulative
+times under cProfile. 36 instruments of 4 chains x 40 draws and 18 of 32 x 40 (28,800
 draws) around the priors' centre, their log densities on one window, reweighed to the
 next (one bar on); prints one JSON line: the median ms of REPEATS calls (default 9) of
 regime_model.reweigh.reweigh after two to warm, and the range."""
 
+import cProfile
 import json
+import pstats
 import sys
 import time
 
@@ -46,6 +49,13 @@ def main() -> None:
     print(json.dumps({"backend": backend.name, "adapter": backend.adapter, "draws": sum(sizes),
                       "median_ms": round(float(np.median(ms)), 2), "min_ms": round(min(ms), 2),
                       "max_ms": round(max(ms), 2)}))  # fmt: skip
+    if sys.argv[3:] == ["profile"]:
+        profile = cProfile.Profile()
+        profile.runcall(reweigh, sample, rows, now, spec, backend)
+        stats = pstats.Stats(profile).sort_stats("cumulative")
+        top = sorted(stats.stats.items(), key=lambda kv: -kv[1][3])[:15]  # type: ignore[attr-defined]
+        print(json.dumps({"profile_ms": [[round(1e3 * v[3], 2), v[1], f"{k[0]}:{k[1]}({k[2]})"]
+                                         for k, v in top]}))  # fmt: skip
 
 
 if __name__ == "__main__":
