@@ -7,14 +7,14 @@ n+1 by importance sampling. Each draw's weight is its log posterior density on t
 window (the draw moved into the new window's scaled units: the means scale with the
 robust scale, log sigma_0 shifts by its log ratio, a Jacobian that is the same for every
 draw) less its density on the one it was drawn on. The estimate is the weighted means;
-its Monte Carlo errors are the weighted spread over the bulk ESS of the draws' values on
-the new window times the weights' ESS share (Kish). An instrument is sampled at the bar
-instead where its window did not move by a few whole bars, where the weights keep less
-than MIN_SHARE of the draws, or where the draws passed the gate on their own window and
-the reweighted ones do not. One bar's weights keep most of the draws (docs/benchmarks.md,
-thirtieth session: a share of at least 0.42 over 864 synthetic instrument-bars, 0.21 once
-in the S&P 500's 2008 crash), and the estimate differs from the bar's own MCMC by about
-two runs' Monte Carlo errors.
+its Monte Carlo errors are the weighted spread over the sample's bulk ESS (its decision
+quantities' over the chains, on its own window) times the weights' ESS share (Kish). An
+instrument is sampled at the bar instead where its window did not move by a few whole
+bars, where the weights keep less than MIN_SHARE of the draws, or where the draws passed
+the gate on their own window and the reweighted ones do not. One bar's weights keep most
+of the draws (docs/benchmarks.md, thirtieth session: a share of at least 0.42 over 864
+synthetic instrument-bars, 0.21 once in the S&P 500's 2008 crash), and the estimate
+differs from the bar's own MCMC by about two runs' Monte Carlo errors.
 """
 
 from __future__ import annotations
@@ -44,6 +44,11 @@ class Sample(NamedTuple):
     draws: list[FloatArray]  # [M_i, D]
     log_density: list[FloatArray]  # [M_i]
     estimate: RegimeEstimate
+    # [N, 2] the decision quantities' bulk ESS over the chains on the sampled window: what
+    # the reweighted errors divide by (times the weights' share). Estimating it again on
+    # the new window, from the same chains, moved instruments that had just passed the
+    # gate back over it by the estimate's own noise (docs/benchmarks.md, thirtieth session).
+    ess: FloatArray
 
 
 class Reweighed(NamedTuple):
@@ -64,8 +69,21 @@ def sample_of(
     one forward filter of every draw over its window, between bars."""
     returns = np.asarray(returns, dtype=np.float64)
     scaled = returns / robust_scale(returns)[:, None]
-    density, _ = _filtered(draws, scaled, spec, backend)
-    return Sample(returns, draws, density, estimate)
+    density, preds = _filtered(draws, scaled, spec, backend)
+    ess = np.zeros((len(draws), 2))
+    sizes = np.array([len(d) for d in draws])
+    for size in np.unique(sizes[sizes > 0]):
+        rows = np.flatnonzero(sizes == size)
+        q = _decision(np.stack([preds[i].filtered_last for i in rows]),
+                      np.stack([preds[i].var for i in rows]))
+        ess[rows] = bulk_ess(q.reshape(len(rows), size // spec.draws, spec.draws, 2))
+    return Sample(returns, draws, density, estimate, ess)
+
+
+def _decision(filtered: FloatArray, var: FloatArray) -> FloatArray:
+    """[n, M, 2] the decision quantities, as estimate.py's: P(most turbulent regime) and
+    the log predictive sd of each draw."""
+    return np.stack([filtered[:, :, -1], 0.5 * np.log(np.maximum(var, 1e-300))], axis=-1)
 
 
 def _filtered(
@@ -133,7 +151,8 @@ def reweigh(
         w = np.exp(lw - lw.max(axis=1, keepdims=True))
         w /= w.sum(axis=1, keepdims=True)
         share[go[j]] = 1.0 / (size * np.sum(w * w, axis=1))
-        _fill(fields, go[j], w, share[go[j]], [preds[k] for k in j], scale_now[j], spec)
+        _fill(fields, go[j], w, share[go[j]], [preds[k] for k in j], scale_now[j],
+              sample.ess[rows[go[j]]], spec)  # fmt: skip
     estimate = estimate._replace(**fields)
     passed_before = np.asarray(sample.estimate.converged)[np.where(rows >= 0, rows, 0)]
     weights = share < MIN_SHARE
@@ -156,10 +175,10 @@ def _moved(theta: FloatArray, ratio: float, K: int) -> FloatArray:
 
 def _fill(
     fields: dict[str, FloatArray], rows: IntArray, w: FloatArray, share: FloatArray,
-    preds: list[PredictiveBatch], scale: FloatArray, spec: ModelSpec,
+    preds: list[PredictiveBatch], scale: FloatArray, ess: FloatArray, spec: ModelSpec,
 ) -> None:
     """The reweighed fields of `rows`, instruments of one draw count M: their weights
-    w [n, M] and their draws' predictive."""
+    w [n, M], their draws' predictive, and their sample's bulk ESS [n, 2]."""
     filtered = np.stack([p.filtered_last for p in preds])  # [n, M, K]
     mean, var = np.stack([p.mean for p in preds]), np.stack([p.var for p in preds])
     pm = np.sum(w * mean, axis=1)
@@ -167,13 +186,11 @@ def _fill(
     fields["regime_probs"][rows] = np.einsum("nm,nmk->nk", w, filtered)
     fields["pred_mean"][rows] = pm * scale
     fields["pred_vol"][rows] = np.sqrt(np.maximum(pv, 0.0)) * scale
-    # the decision quantities, as estimate.py's: P(most turbulent regime), log predictive sd
-    q = np.stack([filtered[:, :, -1], 0.5 * np.log(np.maximum(var, 1e-300))], axis=-1)
+    q = _decision(filtered, var)
     centred = q - np.einsum("nm,nmj->nj", w, q)[:, None]
     sd = np.sqrt(np.maximum(np.einsum("nm,nmj->nj", w, centred**2), 0.0))  # [n, 2]
-    n, M = w.shape
-    ess = bulk_ess(q.reshape(n, M // spec.draws, spec.draws, 2)) * share[:, None]
-    mcse = np.where(sd > 0, sd / np.sqrt(np.fmax(ess, 1.0)), 0.0)
+    M = w.shape[1]
+    mcse = np.where(sd > 0, sd / np.sqrt(np.fmax(ess * share[:, None], 1.0)), 0.0)
     fields["p_turbulent_sd"][rows], fields["p_turbulent_mcse"][rows] = sd[:, 0], mcse[:, 0]
     fields["vol_mcse"][rows] = mcse[:, 1]
     divergences = np.asarray(fields["divergences"])[rows]

@@ -39,12 +39,14 @@ log = structlog.get_logger("service.worker")
 
 
 class _Kept(NamedTuple):
-    """One instrument's last sample: its window, draws and their densities, estimate."""
+    """One instrument's last sample: its window, draws and their densities, estimate,
+    and its decision quantities' bulk ESS."""
 
     returns: FloatArray  # [T]
     draws: FloatArray  # [M, D]
     log_density: FloatArray  # [M]
     estimate: RegimeEstimate  # one row
+    ess: FloatArray  # [2]
 
 
 class _AtBar(NamedTuple):
@@ -141,7 +143,8 @@ class BetweenBars:
         sample = sample_of(inputs.returns, estimate, draws, self.spec, self.backend)
         for k, symbol in enumerate(inputs.symbols):
             self.kept[symbol] = _Kept(sample.returns[k], sample.draws[k],
-                                      sample.log_density[k], _row(estimate, k))  # fmt: skip
+                                      sample.log_density[k], _row(estimate, k),
+                                      sample.ess[k])  # fmt: skip
         self.pending, self._at_bar = None, None
         log.info("model.sampled", seq=inputs.seq, instruments=N, sampled=len(rest),
                  from_the_bar=N - len(rest), gradient_evals=evals, extended=extended,
@@ -155,7 +158,8 @@ class BetweenBars:
         estimate = gather_rows([(k.estimate, np.array([i])) for i, k in enumerate(rows)],
                                len(rows))  # fmt: skip
         return Sample(np.stack([k.returns for k in rows]), [k.draws for k in rows],
-                      [k.log_density for k in rows], estimate)  # fmt: skip
+                      [k.log_density for k in rows], estimate,
+                      np.stack([k.ess for k in rows]))  # fmt: skip
 
 
 def _row(estimate: RegimeEstimate, k: int) -> RegimeEstimate:

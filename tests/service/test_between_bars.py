@@ -130,6 +130,7 @@ def test_a_rotation_reweighs_each_slice_from_its_own_last_sample(tmp_path: Path)
     with structlog.testing.capture_logs() as logs:
         for n in range(6):
             rig.update(n)
+            assert rig.trader.cold.wait_idle(120)  # a warm-up handed off is done by the next bar
     between = rig.trader.between
     rig.close()
     done = [e for e in logs if e["event"] == "update.completed"]
