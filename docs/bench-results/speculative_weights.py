@@ -17,7 +17,8 @@ time; or, with `sp500`, N = 1 instrument, the S&P 500's closes (tests/data/sp500
 its first window ending on 2008-08-01, UPDATES bars on (64: to 2008-10-31, the crash).
 After each warm update one JSON line: per instrument the weights' ESS share and
 the reweighted P(turbulent) less the update's own, and that update's Monte Carlo error;
-`_step` the same for the window grown by the new bar alone (one_step).
+`_step` the same for the window grown by the new bar alone (one_step); `p_update` the
+update's own P(turbulent), `time` (sp500) the date its window ends on.
 """
 
 import json
@@ -92,19 +93,21 @@ def one_step(draws, old, new, spec):
     return float(1.0 / (len(w) * (w * w).sum())), float((w * p).sum())
 
 
-def sp500(updates: int) -> np.ndarray:
-    """[1, T + updates] daily log returns whose first window ends on 2008-08-01."""
+def sp500(updates: int) -> tuple[np.ndarray, list[str]]:
+    """[1, T + updates] daily log returns whose first window ends on 2008-08-01, and the
+    date each update's window ends on."""
     rows = [line.split(",") for line in Path("../../tests/data/sp500.csv").read_text().split()[1:]]
     end = [r[0] for r in rows].index("2008-08-01")
     closes = np.array([float(r[4]) for r in rows[end - T : end + updates + 1]])
-    return np.diff(np.log(closes))[None]
+    return np.diff(np.log(closes))[None], [r[0] for r in rows[end : end + updates + 1]]
 
 
 def main() -> None:
     N, updates = int(sys.argv[1]), int(sys.argv[2])
     market = sys.argv[3] if len(sys.argv) > 3 else "synthetic"
     spec = ModelSpec(window=T)
-    series = sp500(updates) if market == "sp500" else returns_of(N, T + updates + 1, market)
+    series, dates = (sp500(updates) if market == "sp500"
+                     else (returns_of(N, T + updates + 1, market), None))  # fmt: skip
     keys = np.arange(N, dtype=np.uint32)
     backend, carries = NumpyBackend(), [None] * N
     update.estimate_of = _keeping_draws
@@ -124,6 +127,8 @@ def main() -> None:
         p = estimate.regime_probs[:, -1]
         print(json.dumps({
             "update": u, "market": market, "s": round(time.perf_counter() - t0, 1),
+            "time": dates[u] if dates else None,
+            "p_update": [round(float(p[i]), 5) for i in range(N)],
             "ran_on": info.extended,
             "ess_share": [round(guesses[i][0], 4) for i in range(N)],
             "diff": [round(guesses[i][1] - float(p[i]), 5) for i in range(N)],
