@@ -247,6 +247,13 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     host = result["host"]
     lines.append(f"host: {host['cpu_s']} CPU s in all, {host['cpu_s_per_account_update']} per "
                  f"account-update; largest process {host['peak_rss_mb']} MB resident")
+    reweighing, sampled = result.get("reweighing"), result.get("sampled_ms")
+    if reweighing and sampled:  # --between-bars: the bar reweighs, the sampler runs after
+        lines.append(f"between bars: sampler after the commit ms p50 {sampled['p50']}  p99 "
+                     f"{sampled['p99']}; sent to the bar's sampler per update p50 "
+                     f"{reweighing['sampled_at_bar']['p50']} (why, in all: "
+                     f"{reweighing['at_bar_why']}); weights kept at least "
+                     f"{reweighing['min_share']:.3f} of the draws")
     device = result.get("device_process")
     if device:  # --shared-device: the device process's first gatherings of each bar
         lines.append(f"shared device: {device.get('gatherings')} gatherings, {device.get('joined')}"

@@ -198,3 +198,8 @@ def test_a_run_that_samples_between_bars_reports_its_sampler_and_reweighing() ->
                                     "at_bar_why": {"no_draws": 0.0, "not_moved": 0.0,
                                                    "weights": 0.0, "gate": 0.0}}  # fmt: skip
     assert set(result["model_parts_ms"]) == {"reweigh"}
+    for key, value in {"accounts": 2, "instruments": 4, "bars": 3, "host": {
+            "cpu_s": 1.0, "cpu_s_per_account_update": 0.2, "peak_rss_mb": 100.0}}.items():
+        result[key] = value
+    (line,) = [x for x in round_bench.summary_lines(result) if x.startswith("between bars")]
+    assert "p50 302.5" in line and "'gate': 0.0" in line and "at least 0.750" in line
