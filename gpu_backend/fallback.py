@@ -80,47 +80,22 @@ class FallbackBackend:
     def hmm_value_and_grad(
         self, theta: FloatArray, y: FloatArray, n_states: int, priors: Priors
     ) -> tuple[FloatArray, FloatArray]:
-        gpu = self._current_gpu()
-        if gpu is not None:
-            try:
-                result = gpu.hmm_value_and_grad(theta, y, n_states, priors)
-            except GpuCallError as error:
-                self._fall_back("hmm_value_and_grad", str(error))
-            else:
-                self._served = gpu
-                return result
-        self._served = self.cpu
-        return self.cpu.hmm_value_and_grad(theta, y, n_states, priors)
+        out: tuple[FloatArray, FloatArray] = self._either("hmm_value_and_grad", theta, y,
+                                                          n_states, priors)  # fmt: skip
+        return out
 
     def hmm_predictive(
         self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
     ) -> PredictiveBatch:
-        gpu = self._current_gpu()
-        if gpu is not None:
-            try:
-                result = gpu.hmm_predictive(theta, y, n_states, draws_per_row)
-            except GpuCallError as error:
-                self._fall_back("hmm_predictive", str(error))
-            else:
-                self._served = gpu
-                return result
-        self._served = self.cpu
-        return self.cpu.hmm_predictive(theta, y, n_states, draws_per_row)
+        out: PredictiveBatch = self._either("hmm_predictive", theta, y, n_states, draws_per_row)
+        return out
 
     def hmm_predictive_and_likelihood(
         self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
     ) -> tuple[PredictiveBatch, FloatArray]:
-        gpu = self._current_gpu()
-        if gpu is not None:
-            try:
-                result = gpu.hmm_predictive_and_likelihood(theta, y, n_states, draws_per_row)
-            except GpuCallError as error:
-                self._fall_back("hmm_predictive_and_likelihood", str(error))
-            else:
-                self._served = gpu
-                return result
-        self._served = self.cpu
-        return self.cpu.hmm_predictive_and_likelihood(theta, y, n_states, draws_per_row)
+        out: tuple[PredictiveBatch, FloatArray] = self._either(
+            "hmm_predictive_and_likelihood", theta, y, n_states, draws_per_row)
+        return out
 
     def leapfrog(
         self,
@@ -135,18 +110,24 @@ class FallbackBackend:
         priors: Priors,
     ) -> Trajectory:
         """A whole trajectory in one GPU submission, else the CPU backend's trajectory."""
-        args = (theta, momentum, grad, step_size, inv_mass, lane_steps, y, n_states, priors)
+        out: Trajectory = self._either("leapfrog", theta, momentum, grad, step_size, inv_mass,
+                                       lane_steps, y, n_states, priors)  # fmt: skip
+        return out
+
+    def _either(self, method: str, *args: Any) -> Any:
+        """The GPU's `method`(*args), else (no GPU now, or the call failed on it: fall back)
+        the CPU backend's; whichever answers serves until the next call."""
         gpu = self._current_gpu()
         if gpu is not None:
             try:
-                result = gpu.leapfrog(*args)
+                result = getattr(gpu, method)(*args)
             except GpuCallError as error:
-                self._fall_back("leapfrog", str(error))
+                self._fall_back(method, str(error))
             else:
                 self._served = gpu
                 return result
         self._served = self.cpu
-        return self.cpu.leapfrog(*args)
+        return getattr(self.cpu, method)(*args)
 
     @property
     def moved_leapfrog(self) -> Callable[..., MovedTrajectories] | None:

@@ -57,11 +57,32 @@ class _Summary(NamedTuple):
     decision_draws: FloatArray  # [N, C, S, 2]: P(most turbulent regime), log predictive sd
 
 
+def decision_values(filtered_last: FloatArray, var: FloatArray) -> FloatArray:
+    """[..., 2] the decision quantities of draws' predictive (filtered_last [..., K], var
+    [...]): P(most turbulent regime) and the log predictive sd."""
+    return np.stack([filtered_last[..., -1], 0.5 * np.log(np.maximum(var, 1e-300))], axis=-1)
+
+
 def _decision_draws(pred: PredictiveBatch, N: int, C: int) -> FloatArray:
-    """[N, C, S, 2]: P(most turbulent regime) and the log predictive sd at every draw."""
-    turbulent = pred.filtered_last[:, -1].reshape(N, C, -1)
-    log_sd = 0.5 * np.log(np.maximum(pred.var, 1e-300)).reshape(N, C, -1)
-    return np.stack([turbulent, log_sd], axis=-1)
+    """[N, C, S, 2]: the decision quantities at every draw."""
+    return decision_values(pred.filtered_last, pred.var).reshape(N, C, -1, 2)
+
+
+def passes_gate(
+    mcse: FloatArray, divergences: IntArray, chains: int | IntArray, spec: ModelSpec
+) -> BoolArray:
+    """[N] the convergence gate: both decision quantities' Monte Carlo errors (mcse [N, 2])
+    within spec's bounds, and at most `divergence_rate_max` of each instrument's chains x
+    `spec.draws` draws divergent."""
+    allowed = spec.divergence_rate_max * np.asarray(chains) * spec.draws
+    out: BoolArray = ((mcse[:, 0] <= spec.mcse_max) & (mcse[:, 1] <= spec.vol_mcse_max)
+                      & (divergences <= allowed))
+    return out
+
+
+def take_rows(estimate: RegimeEstimate, rows: IntArray) -> RegimeEstimate:
+    """The estimate of instruments `rows` (in that order)."""
+    return RegimeEstimate._make(np.asarray(field)[rows] for field in estimate)
 
 
 def _summarise(
@@ -202,8 +223,7 @@ def estimate_of(
                                 else (undiagnosed, undiagnosed.copy(), undiagnosed.copy()))
     estimate = RegimeEstimate(
         *summary[:3],
-        converged=(mcse[:, 0] <= spec.mcse_max) & (mcse[:, 1] <= spec.vol_mcse_max)
-        & (divergences <= spec.divergence_rate_max * C * spec.draws),
+        converged=passes_gate(mcse, divergences, C, spec),
         rhat=rhat,
         rhat_decision=decision_rhat(summary.decision_draws) if diagnose else undiagnosed.copy(),
         ess_bulk=ess_bulk,

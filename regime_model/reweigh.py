@@ -25,11 +25,11 @@ import numpy as np
 
 from regime_model.backend import Backend
 from regime_model.diagnostics import bulk_ess
-from regime_model.estimate import RegimeEstimate
+from regime_model.estimate import RegimeEstimate, decision_values, passes_gate, take_rows
 from regime_model.params import log_prior
 from regime_model.scaling import robust_scale
 from regime_model.spec import ModelSpec
-from regime_model.types import BoolArray, FloatArray, IntArray, PredictiveBatch
+from regime_model.types import BoolArray, FloatArray, IntArray
 
 MIN_SHARE = 0.25  # the weights' ESS as a share of the draws, below which the bar samples
 MAX_SHIFT = 8  # bars: a window moved further than this (or not by whole bars) is sampled
@@ -69,44 +69,45 @@ def sample_of(
     one forward filter of every draw over its window, between bars."""
     returns = np.asarray(returns, dtype=np.float64)
     scaled = returns / robust_scale(returns)[:, None]
-    density, preds = _filtered(draws, scaled, spec, backend)
+    density: list[FloatArray] = [np.empty(0)] * len(draws)
     ess = np.zeros((len(draws), 2))
-    sizes = np.array([len(d) for d in draws])
-    for size in np.unique(sizes[sizes > 0]):
-        rows = np.flatnonzero(sizes == size)
-        q = _decision(np.stack([preds[i].filtered_last for i in rows]),
-                      np.stack([preds[i].var for i in rows]))
-        ess[rows] = bulk_ess(q.reshape(len(rows), size // spec.draws, spec.draws, 2))
+    for g in _filtered(draws, scaled, spec, backend):
+        for j, i in enumerate(g.rows):
+            density[i] = g.density[j]
+        q = decision_values(g.filtered, g.var)
+        ess[g.rows] = bulk_ess(q.reshape(len(g.rows), -1, spec.draws, 2))
     return Sample(returns, draws, density, estimate, ess)
 
 
-def _decision(filtered: FloatArray, var: FloatArray) -> FloatArray:
-    """[n, M, 2] the decision quantities, as estimate.py's: P(most turbulent regime) and
-    the log predictive sd of each draw."""
-    return np.stack([filtered[:, :, -1], 0.5 * np.log(np.maximum(var, 1e-300))], axis=-1)
+class _Group(NamedTuple):
+    """Instruments `rows` with M draws each: their draws' log densities on their windows
+    and their predictive there, [n, M, ...]."""
+
+    rows: IntArray  # [n] into the draws' list
+    density: FloatArray  # [n, M]
+    filtered: FloatArray  # [n, M, K]
+    mean: FloatArray  # [n, M]
+    var: FloatArray  # [n, M]
 
 
 def _filtered(
     draws: list[FloatArray], scaled: FloatArray, spec: ModelSpec, backend: Backend
-) -> tuple[list[FloatArray], list[PredictiveBatch]]:
+) -> list[_Group]:
     """Each instrument's draws' log densities on its scaled window (the forward filter's
     likelihood and the prior, with the transforms' Jacobians) and their predictive: one
     pass per distinct draw count, each window read once by its instrument's draws."""
-    K = spec.n_states
-    density: list[FloatArray] = [np.empty(0)] * len(draws)
-    preds: list[PredictiveBatch] = [PredictiveBatch(np.empty((0, K)), np.empty(0),
-                                                    np.empty(0))] * len(draws)  # fmt: skip
+    K, out = spec.n_states, []
     sizes = np.array([len(d) for d in draws])
     for size in np.unique(sizes[sizes > 0]):
         rows = np.flatnonzero(sizes == size)
         theta = np.concatenate([draws[i] for i in rows])
         pred, ll = backend.hmm_predictive_and_likelihood(theta, scaled[rows], K, int(size))
         lp = np.asarray(ll, dtype=np.float64) + log_prior(theta, K, spec.priors)[0]
-        for j, i in enumerate(rows):
-            part = slice(j * size, (j + 1) * size)
-            density[i] = lp[part]
-            preds[i] = PredictiveBatch(*(np.asarray(p)[part] for p in pred))
-    return density, preds
+        n = len(rows)
+        out.append(_Group(rows, lp.reshape(n, -1), np.asarray(pred.filtered_last).reshape(n, -1, K),
+                          np.asarray(pred.mean).reshape(n, -1),
+                          np.asarray(pred.var).reshape(n, -1)))  # fmt: skip
+    return out
 
 
 def shifts(before: FloatArray, now: FloatArray) -> IntArray:
@@ -132,7 +133,7 @@ def reweigh(
     have = np.flatnonzero(rows >= 0)
     moved[have] = shifts(sample.returns[rows[have]], returns[have])
     go = np.flatnonzero(moved > 0)
-    estimate = _rows_of(sample.estimate, np.where(rows >= 0, rows, 0))
+    estimate = take_rows(sample.estimate, np.where(rows >= 0, rows, 0))
     share = np.full(N, np.nan)
     at_bar = moved == 0
     why = {"no_draws": int((rows < 0).sum()), "not_moved": int(((rows >= 0) & at_bar).sum()),
@@ -142,17 +143,15 @@ def reweigh(
     scale_now = robust_scale(returns[go])
     ratio = robust_scale(sample.returns[rows[go]]) / scale_now
     draws = [_moved(sample.draws[rows[i]], r, K) for i, r in zip(go, ratio, strict=True)]
-    now, preds = _filtered(draws, returns[go] / scale_now[:, None], spec, backend)
     fields = {f: np.asarray(getattr(estimate, f)).copy() for f in _REWEIGHED}
-    sizes = np.array([len(d) for d in draws])
-    for size in np.unique(sizes):  # each group's instruments at once: [n, M] arrays
-        j = np.flatnonzero(sizes == size)
-        lw = np.stack([now[k] - sample.log_density[rows[go[k]]] for k in j])
+    for g in _filtered(draws, returns[go] / scale_now[:, None], spec, backend):
+        at = go[g.rows]  # each group's instruments at once: [n, M] arrays
+        lw = g.density - np.stack([sample.log_density[r] for r in rows[at]])
         w = np.exp(lw - lw.max(axis=1, keepdims=True))
         w /= w.sum(axis=1, keepdims=True)
-        share[go[j]] = 1.0 / (size * np.sum(w * w, axis=1))
-        _fill(fields, go[j], w, share[go[j]], [preds[k] for k in j], scale_now[j],
-              sample.ess[rows[go[j]]], spec)  # fmt: skip
+        share[at] = 1.0 / (w.shape[1] * np.sum(w * w, axis=1))
+        _fill(fields, at, w, share[at], g, scale_now[g.rows], sample.ess[rows[at]],
+              estimate.divergences[at], spec)  # fmt: skip
     estimate = estimate._replace(**fields)
     passed_before = np.asarray(sample.estimate.converged)[np.where(rows >= 0, rows, 0)]
     weights = share < MIN_SHARE
@@ -162,7 +161,7 @@ def reweigh(
 
 
 _REWEIGHED = ("regime_probs", "pred_mean", "pred_vol", "converged", "p_turbulent_sd",
-              "p_turbulent_mcse", "vol_mcse", "divergences")  # fmt: skip
+              "p_turbulent_mcse", "vol_mcse")  # fmt: skip
 
 
 def _moved(theta: FloatArray, ratio: float, K: int) -> FloatArray:
@@ -175,28 +174,21 @@ def _moved(theta: FloatArray, ratio: float, K: int) -> FloatArray:
 
 def _fill(
     fields: dict[str, FloatArray], rows: IntArray, w: FloatArray, share: FloatArray,
-    preds: list[PredictiveBatch], scale: FloatArray, ess: FloatArray, spec: ModelSpec,
+    g: _Group, scale: FloatArray, ess: FloatArray, divergences: IntArray, spec: ModelSpec,
 ) -> None:
     """The reweighed fields of `rows`, instruments of one draw count M: their weights
-    w [n, M], their draws' predictive, and their sample's bulk ESS [n, 2]."""
-    filtered = np.stack([p.filtered_last for p in preds])  # [n, M, K]
-    mean, var = np.stack([p.mean for p in preds]), np.stack([p.var for p in preds])
-    pm = np.sum(w * mean, axis=1)
-    pv = np.sum(w * (var + mean**2), axis=1) - pm * pm
-    fields["regime_probs"][rows] = np.einsum("nm,nmk->nk", w, filtered)
+    w [n, M], their draws' predictive on the new window (g), their sample's bulk ESS [n, 2]
+    and divergences."""
+    pm = np.sum(w * g.mean, axis=1)
+    pv = np.sum(w * (g.var + g.mean**2), axis=1) - pm * pm
+    fields["regime_probs"][rows] = np.einsum("nm,nmk->nk", w, g.filtered)
     fields["pred_mean"][rows] = pm * scale
     fields["pred_vol"][rows] = np.sqrt(np.maximum(pv, 0.0)) * scale
-    q = _decision(filtered, var)
+    q = decision_values(g.filtered, g.var)
     centred = q - np.einsum("nm,nmj->nj", w, q)[:, None]
     sd = np.sqrt(np.maximum(np.einsum("nm,nmj->nj", w, centred**2), 0.0))  # [n, 2]
-    M = w.shape[1]
     mcse = np.where(sd > 0, sd / np.sqrt(np.fmax(ess * share[:, None], 1.0)), 0.0)
     fields["p_turbulent_sd"][rows], fields["p_turbulent_mcse"][rows] = sd[:, 0], mcse[:, 0]
     fields["vol_mcse"][rows] = mcse[:, 1]
-    divergences = np.asarray(fields["divergences"])[rows]
-    fields["converged"][rows] = ((mcse[:, 0] <= spec.mcse_max) & (mcse[:, 1] <= spec.vol_mcse_max)
-                                 & (divergences <= spec.divergence_rate_max * M))  # fmt: skip
+    fields["converged"][rows] = passes_gate(mcse, divergences, w.shape[1] // spec.draws, spec)
 
-
-def _rows_of(estimate: RegimeEstimate, rows: IntArray) -> RegimeEstimate:
-    return RegimeEstimate._make(np.asarray(field)[rows] for field in estimate)

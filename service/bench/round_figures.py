@@ -6,6 +6,7 @@ clock.
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import statistics
@@ -110,7 +111,7 @@ def _reweighing(updates: list[Event]) -> dict[str, Any] | None:
     models = [e.get("model", {}) for e in updates if "reweighed" in e.get("model", {})]
     if not models:
         return None
-    shares = [m["min_share"] for m in models if m["min_share"] == m["min_share"]]  # not NaN
+    shares = [m["min_share"] for m in models if not math.isnan(m["min_share"])]
     return {**{k: _stats([m[k] for m in models], ("p50", "max"))
                for k in ("reweighed", "sampled_at_bar")},
             "min_share": min(shares) if shares else None,

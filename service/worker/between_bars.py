@@ -25,7 +25,7 @@ import structlog
 
 from gpu_backend.backend_traffic import take_traffic
 from regime_model.backend import Backend
-from regime_model.estimate import RegimeEstimate, gather_rows, merge_rows
+from regime_model.estimate import RegimeEstimate, gather_rows, merge_rows, take_rows
 from regime_model.reweigh import WHY, Sample, reweigh, sample_of
 from regime_model.spec import ModelSpec
 from regime_model.types import FloatArray
@@ -143,7 +143,7 @@ class BetweenBars:
         sample = sample_of(inputs.returns, estimate, draws, self.spec, self.backend)
         for k, symbol in enumerate(inputs.symbols):
             self.kept[symbol] = _Kept(sample.returns[k], sample.draws[k],
-                                      sample.log_density[k], _row(estimate, k),
+                                      sample.log_density[k], take_rows(estimate, np.array([k])),
                                       sample.ess[k])  # fmt: skip
         self.pending, self._at_bar = None, None
         log.info("model.sampled", seq=inputs.seq, instruments=N, sampled=len(rest),
@@ -160,8 +160,4 @@ class BetweenBars:
         return Sample(np.stack([k.returns for k in rows]), [k.draws for k in rows],
                       [k.log_density for k in rows], estimate,
                       np.stack([k.ess for k in rows]))  # fmt: skip
-
-
-def _row(estimate: RegimeEstimate, k: int) -> RegimeEstimate:
-    return RegimeEstimate._make(np.asarray(f)[k : k + 1] for f in estimate)
 

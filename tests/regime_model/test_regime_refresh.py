@@ -85,6 +85,25 @@ def test_an_estimate_returned_before_its_diagnostics_is_refreshs_once_they_are_i
             assert np.asarray(a).tobytes() == np.asarray(getattr(early, name)).tobytes(), name
 
 
+def test_an_instruments_refresh_does_not_depend_on_the_batch_it_is_in() -> None:
+    """What the sampler between bars relies on when it keeps the bar's run of a few
+    instruments as their sample (service/worker/between_bars.py): refreshed alone or with
+    others, cold or warm, an instrument's estimate and carry are the same bits."""
+    returns, _ = two_regime_returns(6, 129, seed=3)
+    keys = np.arange(6, dtype=np.uint32) + 10
+    rows = [1, 3, 4]
+    cold_all = refresh(returns[:, :128], [None] * 6, keys, 1, 7, SMALL, BACKEND)
+    cold_some = refresh(returns[rows, :128], [None] * 3, keys[rows], 1, 7, SMALL, BACKEND)
+    carries = cold_all[1]
+    warm_all = refresh(returns[:, 1:], carries, keys, 2, 7, SMALL, BACKEND)
+    warm_some = refresh(returns[rows, 1:], [carries[i] for i in rows], keys[rows], 2, 7, SMALL,
+                        BACKEND)  # fmt: skip
+    for every, some in ((cold_all, cold_some), (warm_all, warm_some)):
+        for j, i in enumerate(rows):
+            assert every[0].regime_probs[i].tobytes() == some[0].regime_probs[j].tobytes()
+            assert every[1][i].position.tobytes() == some[1][j].position.tobytes()
+
+
 def test_warm_start_runs_the_short_path_and_mixes_with_cold_instruments() -> None:
     returns, _ = two_regime_returns(2, 129, seed=3)
     keys = np.array([10, 20], np.uint32)
