@@ -278,18 +278,22 @@ class WgpuBackend:
                 priors: Priors, per_row: int = 1) -> Result:  # fmt: skip
         L, T = len(theta), y.shape[1]
         step = self.kernels.max_lanes(K, T, width)
-        # A density call packs y as the trajectories do (`_pack`): the host driver
-        # alternates a move's density call and a trajectory on the same y, which then
-        # stays on the device instead of going up twice per iteration. (The predictive's
-        # y, each row shared by `per_row` lanes, is used once: packed apart, not cached.)
+        # A density call packs y as the trajectories do (`_pack`: the host driver's move and
+        # trajectory share it on the device). The predictive's rows, each read by `per_row`
+        # lanes (a run's draws), go up once, whole rows per dispatch (not once per draw).
         if entry == ENTRY_VALUE_GRAD:
             ys = self._pack(y, step)
-        else:
+        elif per_row <= step:
+            step -= step % per_row
+            ys = [time_major(y, lo // per_row, min(lo + step, L) // per_row, 1)
+                  for lo in range(0, L, step)]  # fmt: skip
+        else:  # a row's lanes span dispatches: each gets its lanes' copies
             ys = [time_major(y, lo, min(lo + step, L), per_row) for lo in range(0, L, step)]
+            per_row = 1
         f32 = np.float32
         parts = [self.kernels.run(Launch(entry, K, ys[lo // step],
                                          np.ascontiguousarray(theta[lo : lo + step], dtype=f32),
-                                         width), priors)
+                                         width, per_row), priors)
                  for lo in range(0, L, step)]  # fmt: skip
         if len(parts) == 1:
             return parts[0]

@@ -35,6 +35,7 @@ F32 = npt.NDArray[np.float32]
 ENTRIES = (ENTRY_VALUE_GRAD, ENTRY_PREDICTIVE)
 _SCAN_OF = {ENTRY_VALUE_GRAD: ENTRY_VALUE_GRAD_SCAN, ENTRY_PREDICTIVE: ENTRY_PREDICTIVE_SCAN}
 _MAX_GROUPS = 65_535
+PARAMS_BYTES = 64  # shaders/hmm.py's Params: 16 words
 # The window whose kernels a backend compiles at start (ModelSpec's default, the trial's);
 # a batch of another window compiles its own on first use (hmm_scan.window_capacity).
 COMPILED_WINDOW = 256
@@ -44,9 +45,10 @@ R = TypeVar("R")
 class Launch(NamedTuple):
     entry: str
     K: int
-    y_tm: F32  # [T, L]
+    y_tm: F32  # [T, L / per_row]
     theta: F32  # [L, D]
     width: int  # floats per lane in out_vec
+    per_row: int = 1  # lane l reads column l // per_row of y_tm
 
 
 class Kernel(NamedTuple):
@@ -90,11 +92,13 @@ def lane_groups(lanes: int) -> tuple[int, int]:
     return wide, -(-lanes // wide)
 
 
-def params_bytes(lanes: int, T: int, D: int, priors: Priors) -> bytes:
+def params_bytes(lanes: int, T: int, D: int, priors: Priors, per_row: int = 1) -> bytes:
+    """shaders/hmm.py's Params: y holds ceil(lanes / per_row) columns."""
     return struct.pack(
-        "4I8f", lanes, T, D, 0,
+        "4I8f4I", lanes, T, D, 0,
         priors.mu_loc, priors.mu_scale, priors.log_sigma_loc, priors.log_sigma_scale,
         priors.eta_loc, priors.eta_scale, priors.alpha_stay, priors.alpha_move,
+        per_row, -(-lanes // per_row), 0, 0,
     )  # fmt: skip
 
 
@@ -194,10 +198,10 @@ class HmmKernels:
         return result
 
     def buffers(self, launch: Launch) -> dict[str, Any]:
-        T, L = launch.y_tm.shape
+        T, L = len(launch.y_tm), len(launch.theta)
         cap = self.device.info.max_binding
         sizes = {
-            "params": 48,
+            "params": PARAMS_BYTES,
             "y": launch.y_tm.nbytes,
             "theta": launch.theta.nbytes,
             "value": 8 * L,
@@ -226,10 +230,11 @@ class HmmKernels:
         return self._bind_group[1]
 
     def _run(self, launch: Launch, priors: Priors) -> Result:
-        T, L = launch.y_tm.shape
+        T, L = len(launch.y_tm), len(launch.theta)
         buffers = self.buffers(launch)
         queue = self.device.handle.queue
-        queue.write_buffer(buffers["params"], 0, params_bytes(L, T, launch.theta.shape[1], priors))
+        D = launch.theta.shape[1]
+        queue.write_buffer(buffers["params"], 0, params_bytes(L, T, D, priors, launch.per_row))
         self.write_y(buffers["y"], launch.y_tm)
         queue.write_buffer(buffers["theta"], 0, launch.theta)
         kernel = self.kernel(launch.entry, launch.K, T, L)

@@ -1,10 +1,11 @@
 """WGSL of the batched Gaussian HMM: log density + exact gradient, and the predictive.
 
-One invocation per lane; every lane of a call in one dispatch. Data is time-major: y[t, l]
-at t * lanes + l, so neighbouring invocations read neighbouring words. The forward pass
-stores each lane's normalised filtered messages (scratch [T, K, lanes]); the backward pass
-re-derives emissions from y and walks back with self-normalising scaled messages, exactly
-as `regime_model.hmm.forward_backward` defines smoothed marginals and transition counts.
+One invocation per lane; every lane of a call in one dispatch. Data is time-major: y[t, r]
+at t * rows + r, lane l reading column l / per_row (a run's draws share their chain's
+window, uploaded once), so neighbouring invocations read neighbouring or the same words.
+The forward pass stores each lane's normalised filtered messages (scratch [T, K, lanes]);
+the backward pass re-derives emissions from y and walks back with self-normalising scaled
+messages, as `regime_model.hmm.forward_backward` defines marginals and transition counts.
 
 Arithmetic is f32. Sums over time (log likelihood, gradient sums, transition counts) go
 through an accumulator `Acc`: f64 where the adapter has `shader-f64` (add/mul/convert
@@ -33,10 +34,11 @@ struct Params {
     lanes: u32, T: u32, D: u32, zero_bits: u32,
     mu_loc: f32, mu_scale: f32, ls_loc: f32, ls_scale: f32,
     eta_loc: f32, eta_scale: f32, alpha_stay: f32, alpha_move: f32,
+    per_row: u32, rows: u32, pad0: u32, pad1: u32,
 };
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> y: array<f32>;                 // [T, lanes]
+@group(0) @binding(1) var<storage, read> y: array<f32>;  // [T, rows]: lane l, column l / per_row
 {LANE_IO}
 @group(0) @binding(5) var<storage, read_write> alpha_store: array<f32>; // [T, K, lanes]
 
@@ -125,7 +127,7 @@ fn forward(m: Model, lane: u32, store: bool) -> Forward {
     f.ll = acc_zero();
     for (var k = 0u; k < K; k++) { f.a[k] = 1.0 / f32(K); }
     for (var t = 0u; t < params.T; t++) {
-        let e = emit(m, y[t * params.lanes + lane]);
+        let e = emit(m, y[t * params.rows + lane / params.per_row]);
         var pred = f.a;
         if (t > 0u) { pred = predicted(m, f.a); }
         var s = 0.0;
@@ -164,7 +166,7 @@ fn backward(m: Model, lane: u32) -> Sums {
     for (var k = 0u; k < K; k++) { b[k] = 1.0; }
     var a = load_alpha(params.T - 1u, lane);
     for (var t = params.T - 1u; ; t--) {
-        let e = emit(m, y[t * params.lanes + lane]);
+        let e = emit(m, y[t * params.rows + lane / params.per_row]);
         var g: array<f32, K>;
         var gs = 0.0;
         for (var k = 0u; k < K; k++) { g[k] = a[k] * b[k]; gs += g[k]; }

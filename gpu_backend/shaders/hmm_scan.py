@@ -137,7 +137,8 @@ struct Chunk { t0: u32, t1: u32 };
 
 // Loads the lane's window into workgroup memory; thread j's chunk of it.
 fn load_window(lane: u32, j: u32) -> Chunk {
-    for (var t = j; t < params.T; t += LT) { ys[t] = y[t * params.lanes + lane]; }
+    let column = lane / params.per_row;
+    for (var t = j; t < params.T; t += LT) { ys[t] = y[t * params.rows + column]; }
     workgroupBarrier();
     return chunk_of(j);
 }

@@ -16,7 +16,7 @@ from regime_model.params import n_params
 from regime_model.types import Priors
 
 K, T, L = 2, 40, 12
-PARAMS_BYTES = 48  # the uniform block of every HMM launch
+PARAMS_BYTES = 64  # the uniform block of every HMM launch (16 words)
 
 
 def test_one_value_and_gradient_call_is_one_submission_of_known_bytes(
