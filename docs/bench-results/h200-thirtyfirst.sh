@@ -1,0 +1,31 @@
+#!/bin/sh
+# The thirty-first session's H200 call (issue 14), prepared 2026-12-04: the predictive's
+# rows uploaded once per instrument, not once per draw (a lane reads column
+# lane / per_row of y; shaders/hmm.py, hmm_scan.py). Reweighing a trial account's 28,800
+# draws sent 36 MB a bar; now its windows and draws (about 1 MB).
+# `one`: verify-gpu --quick and the golden digest in this tree; a trial account's
+# reweighing alone (reweigh_time.py wgpu 9) in base31 (a `git archive` tree of ef08562,
+# the session's start, carried as scratch/trees/base31) and here, alternated twice; the
+# trial round with `--between-bars` (named between31) and without (atbar31), alternated
+# twice. Not run in the thirty-first session: no device machine was lent that day.
+# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
+set -u
+ROOT=$(pwd)
+SESSION=thirtyfirst
+TAG=thirtyfirst-2026-12-04
+. "$(dirname "$0")/h200-lib.sh"
+case ${1:?one} in
+one)
+    verify_digest "$ROOT"
+    for n in 1 2; do
+        in_tree "$ROOT/scratch/trees/base31" script "reweigh-time-base31-$n" 120 reweigh_time.py wgpu 9
+        script "reweigh-time-rows-$n" 120 reweigh_time.py wgpu 9
+    done
+    bundle one
+    for n in 1 2; do
+        round "$ROOT" "between31-$n" wgpu 12 3 --between-bars
+        round "$ROOT" "atbar31-$n" wgpu 12 3
+        bundle one
+    done
+    ;;
+esac
