@@ -39,9 +39,10 @@ log = structlog.get_logger("service.worker")
 
 
 class _Kept(NamedTuple):
-    """One instrument's last sample: its window, draws and their densities, estimate,
-    and its decision quantities' bulk ESS."""
+    """One instrument's last sample: the update whose window it sampled, the window, draws
+    and their densities, estimate, and its decision quantities' bulk ESS."""
 
+    seq: int
     returns: FloatArray  # [T]
     draws: FloatArray  # [M, D]
     log_density: FloatArray  # [M]
@@ -100,6 +101,17 @@ class BetweenBars:
         merged = merge_rows(base, estimate, at)
         return merged, figures, diagnosis.into(merged, at)
 
+    def sources(self, symbols: list[Symbol]) -> dict[str, list[int]]:
+        """For an update of `symbols`: the updates whose samples it reweighs (their seq,
+        as text for JSON), each with the rows of `symbols` it serves. In the update's stamp,
+        so that replay reweighs the same samples (a rotation's slices keep theirs across
+        other slices' updates; a restart keeps only its last update's)."""
+        out: dict[str, list[int]] = {}
+        for row, symbol in enumerate(symbols):
+            if symbol in self.kept:
+                out.setdefault(str(self.kept[symbol].seq), []).append(row)
+        return out
+
     def resume(self, checkpoint: Checkpoint, book: ModelState, seed: int) -> None:
         """After a restart: the checkpoint's update left its window to sample (its carries
         are those it started from), if it ran in this mode and its inputs are as stamped."""
@@ -109,7 +121,12 @@ class BetweenBars:
             return
         inputs = inputs_of(book, modelled, checkpoint.seq, seed)
         if inputs.digest() == stamp.get("inputs_digest"):
-            self.pending, self._at_bar = inputs, None
+            self.take(inputs)
+
+    def take(self, inputs: UpdateInputs) -> None:
+        """A committed update whose window `sample_after` is to sample (`resume`, and
+        replay, which rebuilds an update's draws as a restarted worker does)."""
+        self.pending, self._at_bar = inputs, None
 
     def sample_after(self, traded: Collection[Symbol]) -> list[tuple[Symbol, InstrumentCarry]]:
         """Sample the pending update's window (its MCMC, between bars): the carry of each
@@ -142,7 +159,7 @@ class BetweenBars:
         estimate = gather_rows(parts, N)
         sample = sample_of(inputs.returns, estimate, draws, self.spec, self.backend)
         for k, symbol in enumerate(inputs.symbols):
-            self.kept[symbol] = _Kept(sample.returns[k], sample.draws[k],
+            self.kept[symbol] = _Kept(inputs.seq, sample.returns[k], sample.draws[k],
                                       sample.log_density[k], take_rows(estimate, np.array([k])),
                                       sample.ess[k])  # fmt: skip
         self.pending, self._at_bar = None, None

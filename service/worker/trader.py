@@ -232,6 +232,8 @@ class Trader:
     ) -> tuple[RegimeEstimate | None, dict[str, float], Diagnosis | None]:
         inputs = inputs_of(self.model_state, ready, seq, self.config.settings.model.seed)
         self.update_stamp = {**inputs.stamp(), "between_bars": self.between is not None}
+        if self.between is not None:
+            self.update_stamp["samples"] = self.between.sources(ready)
         if not ready:
             return None, {}, None
         if self.between is not None:  # the sampler ran between bars: the bar reweighs

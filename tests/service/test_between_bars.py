@@ -19,7 +19,7 @@ from service.broker.base import BrokerError
 from service.config_loader import LoadedConfig, load_config
 from service.worker.between_bars import BetweenBars
 from service.worker.replay import ReplayError, replay_update
-from service.worker.update_inputs import inputs_of, model_spec
+from service.worker.update_inputs import STAMP_KEY, inputs_of, model_spec
 
 
 def between_bars_config(folder: Path) -> LoadedConfig:
@@ -106,16 +106,20 @@ def test_the_bar_samples_an_instrument_whose_window_is_not_its_sample_moved_on(
     rig.close()
 
 
-def test_replay_says_it_cannot_recompute_an_update_made_by_reweighting(tmp_path: Path) -> None:
+def test_replay_recomputes_an_update_made_by_reweighting_bit_for_bit(tmp_path: Path) -> None:
+    """Replay samples the window the update before sampled after its commit, as a
+    restarted worker does, and reweighs it to the update's own: numpy's bits."""
     config = between_bars_config(tmp_path / "config")
     rig = Rig(config, tmp_path / "state")
     rig.trader.resume()
-    for n in range(3):
+    for n in range(4):
         rig.update(n)
     rig.close()
-    with pytest.raises(ReplayError, match="sample_between_bars"):
-        replay_update(rig.store.path, config, 3, NumpyBackend())
-
+    for seq in (2, 3, 4):
+        report = replay_update(rig.store.path, config, seq, NumpyBackend())
+        assert report["identical"] and report["bit_exact_required"], report
+        assert report["recorded"]["between_bars"] and report["instruments"] == 3
+        assert report["max_abs_diff"] == 0.0
 
 
 def test_a_rotation_reweighs_each_slice_from_its_own_last_sample(tmp_path: Path) -> None:
@@ -142,6 +146,38 @@ def test_a_rotation_reweighs_each_slice_from_its_own_last_sample(tmp_path: Path)
     assert [e["model"]["at_bar_no_draws"] for e in done if e["seq"] in ready] == [1]
     assert done[-1]["model"]["reweighed"] == 2
     assert isinstance(between, BetweenBars) and len(between.kept) == 3
+
+
+def test_replay_reweighs_each_slice_from_the_sample_the_worker_reweighed(
+    tmp_path: Path,
+) -> None:
+    """In a rotation an update reweighs samples of two earlier updates (the slices'), and
+    after a restart only the last one (the others were lost with the process): each
+    update's stamp names its samples, and replay takes those, bit for bit."""
+    settings = two_account_settings(effort=LIGHT_EFFORT + "sample_between_bars = true\n",
+                                    sections="\n[rotation]\nbatch_size = 2\n")  # fmt: skip
+    config = load_config(write_config(tmp_path / "config", settings))
+    first = Rig(config, tmp_path / "state")
+    first.trader.resume()
+    for n in range(5):
+        first.update(n)
+        assert first.trader.cold.wait_idle(120)
+    first.close()
+    again = Rig(config, tmp_path / "state")
+    again.trader.resume()
+    for n in (5, 6):
+        again.update(n)
+    served = {}
+    for seq in again.store.checkpoint_seqs()[1:]:
+        checkpoint = again.store.checkpoint(seq)
+        assert checkpoint is not None
+        served[seq] = sorted(int(k) for k in checkpoint.book[STAMP_KEY]["samples"])
+    again.close()
+    two = [seq for seq, used in served.items() if used == [seq - 2, seq - 1]]
+    assert two and served[6] == [5]  # the slices' samples, then the restart's one
+    for seq in served:
+        report = replay_update(again.store.path, config, seq, NumpyBackend())
+        assert report["identical"] and report["max_abs_diff"] == 0.0, report
 
 
 def test_an_update_that_fails_before_its_commit_leaves_the_next_one_sound(
