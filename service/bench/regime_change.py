@@ -2,7 +2,9 @@
 against a long cold reference on the same window.
 
 The series is replayed bar by bar through the worker's window and update (series_replay.py): a
-cold update at the bar before the range, then one warm update per bar. For each bar the
+cold update at the bar before the range, then one warm update per bar (`between_bars`:
+the warm path of [model] sample_between_bars, each bar reweighing the sample of the one
+before). For each bar the
 reference is a separate long cold run of the daemon's model on the same window (>= 8
 chains, >= 4,000 draws, reference_run.py), in `jobs` processes. `warm` and `reference` are
 P(most volatile regime at that bar). A reference whose R-hat exceeds 1.01 is reported as
@@ -48,6 +50,7 @@ class Series(NamedTuple):
     # Other ModelSpec fields of the warm updates, to measure a change to the sampler
     # (chains, draws, steps_max, ...) against the same references; none: the daemon's.
     overrides: tuple[tuple[str, Any], ...] = ()
+    between_bars: bool = False  # the warm path of [model] sample_between_bars
 
 
 def _value_of(text: str, kind: type) -> Any:
@@ -136,7 +139,7 @@ def measure(
     first, last = _range(dates, series.start, series.end)
     spec = warm_spec(series)
     warm_seed = seed if warm_seed is None else warm_seed
-    steps = replay(dates, closes, first - 1, last, spec, warm_seed)
+    steps = replay(dates, closes, first - 1, last, spec, warm_seed, series.between_bars)
     returns = np.diff(np.log(closes))  # returns[i - 1] ends at bar i
     known = known or {}
     todo = [i for i in range(first, last + 1) if dates[i] not in known]
@@ -168,7 +171,7 @@ def measure(
         "reference": ref._asdict(), "references_reused": len(references) - len(todo),
         "daemon_spec": {"chains": spec.chains,
         "warmup_warm": spec.warmup_warm, "draws": spec.draws, "extend_max": spec.extend_max,
-        "overrides": dict(series.overrides)},
+        "overrides": dict(series.overrides), "between_bars": series.between_bars},
         "machine": f"{platform.node()} ({platform.machine()})", "date": time.strftime("%Y-%m-%d"),
         "seconds": round(time.perf_counter() - t0, 1),
     }  # fmt: skip

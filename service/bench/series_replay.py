@@ -2,7 +2,10 @@
 
 The window is the worker's (`InstrumentState.append`), the update its `refresh`: one cold
 update at the first bar, then a warm one per bar, each starting from the carry the one
-before left. Used by `bench regime-change` and by the validation's worker-path check.
+before left; or, `between_bars`, the worker's [model] sample_between_bars path
+(service/worker/between_bars.py): each update's sampler after it, the next bar's estimate
+by reweighting its draws. Used by `bench regime-change` and by the validation's
+worker-path check.
 """
 
 from __future__ import annotations
@@ -13,10 +16,14 @@ from typing import NamedTuple
 import numpy as np
 
 from gpu_backend.numpy_backend import NumpyBackend
+from regime_model.estimate import RegimeEstimate
 from regime_model.spec import ModelSpec
-from regime_model.update import refresh
+from regime_model.types import FloatArray
+from regime_model.update import InstrumentCarry, refresh
 from service.model_state import InstrumentState
 from service.types import Bar
+from service.worker.between_bars import BetweenBars
+from service.worker.update_inputs import UpdateInputs
 
 KEY = np.array([1])  # one instrument: its random streams' key
 
@@ -43,26 +50,59 @@ def bars(dates: list[str], closes: np.ndarray, start: int, stop: int) -> list[Ba
 
 
 def replay(
-    dates: list[str], closes: np.ndarray, first: int, last: int, spec: ModelSpec, seed: int
+    dates: list[str], closes: np.ndarray, first: int, last: int, spec: ModelSpec, seed: int,
+    between_bars: bool = False,
 ) -> list[Step]:
     """A cold update on the window ending at bar `first`, then a warm one at every bar to
     `last` (inclusive); the steps of the warm ones."""
     if first - spec.window < 0:
         have = f"bar {first} ({dates[first]}) has {first} bars before it"
         raise ValueError(f"{have}; the window needs {spec.window}: start the range later")
-    state, backend = InstrumentState("SERIES"), NumpyBackend()
+    state = InstrumentState("SERIES")
     state.append(bars(dates, closes, first - spec.window, first + 1), spec.window)
-    _, carries, _ = refresh(state.returns[None], [None], KEY, 1, seed, spec, backend)
+    update = _BetweenBars(spec, seed) if between_bars else _AtTheBar(spec, seed)
+    update(state.returns, None, 1)
     steps = []
     for i in range(first + 1, last + 1):
         state.append(bars(dates, closes, i, i + 1), spec.window)
-        seq = i - first + 1
-        estimate, carries, _ = refresh(
-            state.returns[None], list(carries), KEY, seq, seed, spec, backend
-        )
+        estimate = update(state.returns, update.carry, i - first + 1)
         steps.append(Step(
             dates[i], float(estimate.regime_probs[0, -1]), bool(estimate.converged[0]),
             float(estimate.acceptance[0]), float(estimate.rhat_decision[0]),
             float(estimate.p_turbulent_mcse[0]), float(estimate.vol_mcse[0]),
         ))  # fmt: skip
     return steps
+
+
+class _AtTheBar:
+    """The daemon's default update: `refresh` at the bar, its carry for the next."""
+
+    def __init__(self, spec: ModelSpec, seed: int) -> None:
+        self.spec, self.seed, self.backend = spec, seed, NumpyBackend()
+        self.carry: InstrumentCarry | None = None
+
+    def __call__(self, returns: FloatArray, carry: InstrumentCarry | None,
+                 seq: int) -> RegimeEstimate:  # fmt: skip
+        estimate, carries, _ = refresh(returns[None], [carry], KEY, seq, self.seed, self.spec,
+                                       self.backend)  # fmt: skip
+        self.carry = carries[0]
+        return estimate
+
+
+class _BetweenBars(_AtTheBar):
+    """[model] sample_between_bars, as the worker runs it: the bar's estimate (reweighed,
+    or sampled at the bar), its deferred diagnostics, then the sampler after the commit,
+    whose carry the next update starts from."""
+
+    def __init__(self, spec: ModelSpec, seed: int) -> None:
+        super().__init__(spec, seed)
+        self.worker = BetweenBars(spec, self.backend)
+
+    def __call__(self, returns: FloatArray, carry: InstrumentCarry | None,
+                 seq: int) -> RegimeEstimate:  # fmt: skip
+        inputs = UpdateInputs(["SERIES"], returns[None], [carry], KEY, seq, self.seed)
+        _, _, diagnosis = self.worker.estimate(inputs)
+        with diagnosis:
+            estimate = diagnosis.wait()
+        [(_, self.carry)] = self.worker.sample_after(["SERIES"])
+        return estimate

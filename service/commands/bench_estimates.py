@@ -108,6 +108,9 @@ def _regime_change_parser(kinds: Kinds) -> None:
     rc.add_argument("--model-set", action="append", default=[], metavar="FIELD=VALUE",
                     help="change one field of the warm updates' ModelSpec (chains, draws, "
                     "steps_max, warmup_warm, ...), repeatable: measure a sampler change")
+    rc.add_argument("--between-bars", action="store_true",
+                    help="the warm updates as [model] sample_between_bars runs them: each "
+                    "update's sampler after it, the next bar's estimate by reweighting")
     rc.add_argument("--seed", type=int, default=7)
     rc.add_argument("--warm-seed", type=int, metavar="N",
                     help="the warm updates' own seed (default --seed): the same references "
@@ -148,7 +151,8 @@ def regime_change_handler(args: argparse.Namespace) -> int:
         print("regime-trader bench regime-change: --model-set takes FIELD=VALUE", file=sys.stderr)
         return 2
     series = regime_change.Series(args.csv, args.column, args.start, args.end, args.window,
-                                  overrides=overrides)  # fmt: skip
+                                  overrides=overrides,
+                                  between_bars=args.between_bars)  # fmt: skip
     if args.extend_max is not None:  # else Series keeps ModelSpec's, the daemon's
         series = series._replace(extend_max=args.extend_max)
     reference = regime_change.Reference(

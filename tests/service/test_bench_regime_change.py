@@ -108,3 +108,25 @@ def test_a_model_override_must_name_a_field_and_fit_its_type(tmp_path: Path) -> 
         assert regime_change.warm_spec(series._replace(overrides=overrides)).shift_moves is value
     with pytest.raises(ValueError, match="shift_moves=no: shift_moves takes bool values"):
         regime_change.warm_spec(series._replace(overrides=(("shift_moves", "no"),)))
+
+
+def test_between_bars_the_warm_path_reweighs_the_sample_of_the_bar_before(
+    tmp_path: Path,
+) -> None:
+    """`--between-bars`: each bar's estimate is the sample of the window before reweighed
+    to this one (the worker's [model] sample_between_bars): other numbers than the
+    sampler's at the bar, estimating the same posterior, against the same references."""
+    regime_change.synthetic_csv(tmp_path / "s.csv", seed=3, bars=300)
+    series = regime_change.Series(tmp_path / "s.csv", "Close", date(2010, 10, 1),
+                                  date(2010, 10, 6), window=64, extend_max=0)  # fmt: skip
+    ref = regime_change.Reference(2, 40, 40)
+    at_bar = regime_change.measure(series, 7, 1, ref)
+    (tmp_path / "at_bar.json").write_text(json.dumps(at_bar))
+    between = series._replace(between_bars=True)
+    known = regime_change.known_references(tmp_path / "at_bar.json", between, 7, ref)
+    reweighed = regime_change.measure(between, 7, 1, ref, known)
+    assert reweighed["daemon_spec"]["between_bars"] and not at_bar["daemon_spec"]["between_bars"]
+    pairs = [(a["warm"], b["warm"]) for a, b in zip(at_bar["bars"], reweighed["bars"],
+                                                     strict=True)]  # fmt: skip
+    assert any(a != b for a, b in pairs)
+    assert all(abs(a - b) <= 0.15 for a, b in pairs), pairs
