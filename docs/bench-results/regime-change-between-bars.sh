@@ -18,7 +18,8 @@ rc() {  # rc NAME CSV FROM TO REFERENCES CHAINS WARM_SEED: both modes, at the ba
             --reference-warmup 1000 --references "$R/$refs" $flag \
             --out "$R/regime-change-$name-$mode-seed$seed-$TAG.json"
         python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print(sys.argv[2], \
-d['abs_error'], 'unconverged', d['unconverged_fraction'], d['seconds'], 's')" \
+d['abs_error'], 'unconverged', d['unconverged_fraction'], 'at the bar', \
+d['sampled_at_bar_fraction'], d['seconds'], 's')" \
             "$R/regime-change-$name-$mode-seed$seed-$TAG.json" "$name $mode seed $seed"
     done
 }

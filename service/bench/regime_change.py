@@ -154,7 +154,7 @@ def measure(
         {"time": s.time, "warm": round(s.p_turbulent, 4), "reference": round(r, 4),
          "converged": s.converged, "reference_rhat": round(rhat, 4),
          "reference_mcse": round(mcse, 4), "rhat_decision": round(s.rhat_decision, 4),
-         "mcse": round(s.mcse, 4), "vol_mcse": round(s.vol_mcse, 4)}
+         "mcse": round(s.mcse, 4), "vol_mcse": round(s.vol_mcse, 4), "at_bar": s.at_bar}
         for s, (r, rhat, mcse) in zip(steps, references, strict=True)
     ]  # fmt: skip
     errors = np.abs([row["warm"] - row["reference"] for row in rows])
@@ -164,6 +164,7 @@ def measure(
                       "p90": round(float(np.percentile(errors, 90)), 4),
                       "max": round(float(errors.max()), 4)},
         "unconverged_fraction": round(float(np.mean([not r["converged"] for r in rows])), 4),
+        "sampled_at_bar_fraction": round(float(np.mean([r["at_bar"] for r in rows])), 4),
         "references_above_rhat_1_01": sum(r["reference_rhat"] > 1.01 for r in rows),
         "reference_mcse_max": max(r["reference_mcse"] for r in rows),
         "csv": str(series.path), "column": series.column, "from": str(series.start),

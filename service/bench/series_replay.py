@@ -36,6 +36,7 @@ class Step(NamedTuple):
     rhat_decision: float
     mcse: float  # the gate's two Monte Carlo errors: P(turbulent), the log predictive sd
     vol_mcse: float
+    at_bar: bool  # sampled at the bar (between bars: the weights could not serve it)
 
 
 def bars(dates: list[str], closes: np.ndarray, start: int, stop: int) -> list[Bar]:
@@ -69,7 +70,7 @@ def replay(
         steps.append(Step(
             dates[i], float(estimate.regime_probs[0, -1]), bool(estimate.converged[0]),
             float(estimate.acceptance[0]), float(estimate.rhat_decision[0]),
-            float(estimate.p_turbulent_mcse[0]), float(estimate.vol_mcse[0]),
+            float(estimate.p_turbulent_mcse[0]), float(estimate.vol_mcse[0]), update.at_bar,
         ))  # fmt: skip
     return steps
 
@@ -80,6 +81,7 @@ class _AtTheBar:
     def __init__(self, spec: ModelSpec, seed: int) -> None:
         self.spec, self.seed, self.backend = spec, seed, NumpyBackend()
         self.carry: InstrumentCarry | None = None
+        self.at_bar = True
 
     def __call__(self, returns: FloatArray, carry: InstrumentCarry | None,
                  seq: int) -> RegimeEstimate:  # fmt: skip
@@ -101,7 +103,8 @@ class _BetweenBars(_AtTheBar):
     def __call__(self, returns: FloatArray, carry: InstrumentCarry | None,
                  seq: int) -> RegimeEstimate:  # fmt: skip
         inputs = UpdateInputs(["SERIES"], returns[None], [carry], KEY, seq, self.seed)
-        _, _, diagnosis = self.worker.estimate(inputs)
+        _, figures, diagnosis = self.worker.estimate(inputs)
+        self.at_bar = figures["sampled_at_bar"] > 0
         with diagnosis:
             estimate = diagnosis.wait()
         [(_, self.carry)] = self.worker.sample_after(["SERIES"])

@@ -130,3 +130,6 @@ def test_between_bars_the_warm_path_reweighs_the_sample_of_the_bar_before(
                                                      strict=True)]  # fmt: skip
     assert any(a != b for a, b in pairs)
     assert all(abs(a - b) <= 0.15 for a, b in pairs), pairs
+    assert at_bar["sampled_at_bar_fraction"] == 1.0
+    assert reweighed["sampled_at_bar_fraction"] == sum(b["at_bar"] for b in reweighed["bars"]) / 6
+    assert reweighed["sampled_at_bar_fraction"] < 1.0

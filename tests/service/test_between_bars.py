@@ -18,7 +18,7 @@ from service.bench.daemon_harness import LIGHT_EFFORT, two_account_settings, wri
 from service.broker.base import BrokerError
 from service.config_loader import LoadedConfig, load_config
 from service.worker.between_bars import BetweenBars
-from service.worker.replay import ReplayError, replay_update
+from service.worker.replay import replay_update
 from service.worker.update_inputs import STAMP_KEY, inputs_of, model_spec
 
 
