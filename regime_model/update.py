@@ -162,6 +162,7 @@ class Diagnosis:
         into: tuple[RegimeEstimate, np.ndarray] | None = None,
     ) -> None:
         self._later, self._estimate, self._into = later, estimate, into
+        self.waited: RegimeEstimate | None = None  # what wait() gave, once it has
 
     @classmethod
     def done(cls, estimate: RegimeEstimate) -> Diagnosis:
@@ -185,13 +186,14 @@ class Diagnosis:
     def wait(self) -> RegimeEstimate:
         """The estimate with every diagnosed instrument's diagnostics."""
         out = self._later.diagnose(self._estimate)
-        if self._into is None:
-            return out
-        base, rows = self._into  # only the diagnostics go into base's rows
-        fields = {f: np.array(getattr(base, f), copy=True) for f in DIAGNOSTIC_FIELDS}
-        for f, values in fields.items():
-            values[rows] = getattr(out, f)
-        return base._replace(**fields)
+        if self._into is not None:
+            base, rows = self._into  # only the diagnostics go into base's rows
+            fields = {f: np.array(getattr(base, f), copy=True) for f in DIAGNOSTIC_FIELDS}
+            for f, values in fields.items():
+                values[rows] = getattr(out, f)
+            out = base._replace(**fields)
+        self.waited = out
+        return out
 
 
 def refresh_then_diagnose(

@@ -161,8 +161,9 @@ class ModelSettings(Frozen):
     backend: Literal["numpy", "wgpu", "auto"] = "numpy"
     shared_device: bool = Field(default=False, description="one process's GPU runs every "
                                 "account's warm updates, joined (gpu_backend/device_server.py)")
-    sample_between_bars: bool = Field(default=False, description="each update's sampler after "
-                                      "its commit; the bar reweighs its draws (between_bars.py)")
+    sample_between_bars: bool | Literal["auto"] = Field(
+        default="auto", description="each update's sampler after its commit, the bar reweighing "
+        "its draws (between_bars.py); auto: on where the model runs on a CPU")
     extend_max: int = Field(
         default=2, ge=0, le=8,
         description="blocks an instrument that fails the convergence gate, or whose window "

@@ -21,6 +21,7 @@ other rounds. A fast clock has no release time at all, which is why the clock is
 from __future__ import annotations
 
 import itertools
+import json
 import resource
 import sys
 import tempfile
@@ -63,7 +64,8 @@ class RoundShape:
     shared_device: bool = False  # [model] shared_device: warm updates on one device process
     # [model] extension_chains: a run-on block's chains, a wide start's (the daemon's default)
     extension_chains: int = ModelSettings.model_fields["extension_chains"].default
-    between_bars: bool = False  # [model] sample_between_bars: the sampler after the commit
+    # [model] sample_between_bars: the sampler after the commit; "auto" on a CPU only
+    between_bars: bool | str = "auto"
 
     def check(self) -> None:
         """ValueError naming the flag, before anything is started."""
@@ -115,7 +117,7 @@ def settings_text(shape: RoundShape) -> str:
         f'backend = "{shape.backend}"\nshift_moves = {str(shape.shift_moves).lower()}\n'
         f"shared_device = {str(shape.shared_device).lower()}\n"
         f"extension_chains = {shape.extension_chains}\n"
-        f"sample_between_bars = {str(shape.between_bars).lower()}\n\n"
+        f"sample_between_bars = {json.dumps(shape.between_bars)}\n\n"  # "auto", true, false
         f'[broker]\nkind = "sim"\n\n[logging]\nlevel = "info"\nformat = "json"\n'
     )
 

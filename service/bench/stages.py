@@ -56,7 +56,8 @@ def write_config(folder: Path, instruments: int, window: int) -> LoadedConfig:
     (folder / "instruments.toml").write_text(f"[accounts.{ACCOUNT}]\nsymbols = [{listed}]\n")
     (folder / "service.toml").write_text(
         'instruments_file = "instruments.toml"\n\n[[accounts]]\nname = "alpha"\n\n'
-        f'[clock]\nmode = "fast"\n\n[model]\nwindow = {window}\nbackend = "numpy"\n\n'
+        f'[clock]\nmode = "fast"\n\n[model]\nwindow = {window}\nbackend = "numpy"\n'
+        "sample_between_bars = false\n\n"  # the bar's sampler, as the stage figures were made
         f"[broker.sim]\nstarting_cash = {1_000_000.0 * instruments}\n"
     )
     return load_config(folder / "service.toml")

@@ -37,9 +37,13 @@ def add_round_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]
     rnd.add_argument("--extension-chains", type=int, default=wide, help=f"[model] "
                      f"extension_chains (default {wide}, the daemon's): a run-on block's chains, "
                      "with which an instrument that ran on starts its next update")
-    rnd.add_argument("--between-bars", action="store_true",
-                     help="[model] sample_between_bars: each update's sampler after its commit, "
-                     "the bar's estimate by reweighting its draws (default off, the daemon's)")
+    mode = rnd.add_mutually_exclusive_group()  # neither: "auto", the daemon's default
+    mode.add_argument("--between-bars", dest="between_bars", action="store_const", const=True,
+                      default="auto", help="[model] sample_between_bars = true: each update's "
+                      "sampler after its commit, the bar's estimate by reweighting its draws "
+                      "(default auto, the daemon's: on where the model runs on a CPU)")
+    mode.add_argument("--at-bar", dest="between_bars", action="store_const", const=False,
+                      help="[model] sample_between_bars = false: the sampler at the bar")
     add_output_flags(rnd, "the figures")
     rnd.set_defaults(handler=round_handler)
 

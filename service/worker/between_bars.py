@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 import structlog
 
+from gpu_backend.backend_processor import runs_on_cpu
 from gpu_backend.backend_traffic import take_traffic
 from regime_model.backend import Backend
 from regime_model.estimate import RegimeEstimate, gather_rows, merge_rows, take_rows
@@ -38,6 +39,12 @@ from service.worker.update_inputs import STAMP_KEY, UpdateInputs, inputs_of
 log = structlog.get_logger("service.worker")
 
 
+def between_bars_on(setting: bool | str, backend: Backend) -> bool:
+    """[model] sample_between_bars for a worker on `backend`: "auto" is on where its sampler
+    runs on a CPU (gpu_backend/backend_processor.py says why)."""
+    return runs_on_cpu(backend) if setting == "auto" else bool(setting)
+
+
 class _Kept(NamedTuple):
     """One instrument's last sample: the update whose window it sampled, the window, draws
     and their densities, estimate, and its decision quantities' bulk ESS."""
@@ -51,12 +58,20 @@ class _Kept(NamedTuple):
 
 
 class _AtBar(NamedTuple):
-    """The instruments the bar sampled: rows of the update, and their run."""
+    """The instruments the bar sampled: rows of the update, their run, and the update's
+    diagnosis, whose wait (the worker's, for model.unconverged) gives their diagnostics."""
 
     rows: np.ndarray
     estimate: RegimeEstimate
     carries: list[InstrumentCarry]
     draws: list[FloatArray]
+    diagnosis: Diagnosis
+
+    def diagnosed(self) -> RegimeEstimate:
+        """Their estimate with the diagnostics the update waited for; as it was at the
+        commit if it did not wait (it failed first)."""
+        waited = self.diagnosis.waited
+        return self.estimate if waited is None else take_rows(waited, self.rows)
 
 
 class BetweenBars:
@@ -93,13 +108,13 @@ class BetweenBars:
         estimate, carries, info, diagnosis = refresh_then_diagnose(
             inputs.returns[at], [inputs.carries[i] for i in at], inputs.keys[at], inputs.seq,
             inputs.seed, self.spec, self.backend, diagnose="failing")  # fmt: skip
-        self._at_bar = _AtBar(at, estimate, carries, info.draws or [])
         figures.update({"gradient_evals": float(info.gradient_evals),
                         "extended": float(info.extended), **info.timings_ms})  # fmt: skip
-        if base is None:
-            return estimate, figures, diagnosis
-        merged = merge_rows(base, estimate, at)
-        return merged, figures, diagnosis.into(merged, at)
+        if base is not None:
+            estimate = merge_rows(base, estimate, at)
+            diagnosis = diagnosis.into(estimate, at)
+        self._at_bar = _AtBar(at, take_rows(estimate, at), carries, info.draws or [], diagnosis)
+        return estimate, figures, diagnosis
 
     def sources(self, symbols: list[Symbol]) -> dict[str, list[int]]:
         """For an update of `symbols`: the updates whose samples it reweighs (their seq,
@@ -153,7 +168,7 @@ class BetweenBars:
             for j, i in enumerate(rest):
                 carries[i], draws[i] = ran[j], (info.draws or [])[j]
         if at_bar is not None:
-            parts.append((at_bar.estimate, at_bar.rows))
+            parts.append((at_bar.diagnosed(), at_bar.rows))
             for j, i in enumerate(at_bar.rows):
                 carries[i], draws[i] = at_bar.carries[j], at_bar.draws[j]
         estimate = gather_rows(parts, N)

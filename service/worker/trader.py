@@ -32,7 +32,7 @@ from service.state.checkpoint_codec import (
 )
 from service.state.store import Checkpoint, DecisionRow, StateStore
 from service.types import BrokerSnapshot, OrderIntent, Symbol
-from service.worker.between_bars import BetweenBars
+from service.worker.between_bars import BetweenBars, between_bars_on
 from service.worker.cold_warmup import (
     ColdWarmup,
     adopt,
@@ -101,7 +101,8 @@ class Trader:
         self.added_live: set[Symbol] = set()  # for model.warming's reason
         self.control = TradingMode(account)  # pause, resume, flatten (service/control/)
         self.between = (BetweenBars(self.spec, backend)  # the sampler after the commit
-                        if settings.model.sample_between_bars else None)  # fmt: skip
+                        if between_bars_on(settings.model.sample_between_bars, backend)
+                        else None)  # fmt: skip
 
     @property
     def symbols(self) -> tuple[Symbol, ...]:

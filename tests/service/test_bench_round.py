@@ -35,7 +35,7 @@ def test_a_short_real_run_gives_consistent_figures(
     out = tmp_path / "round.json"
     argv = ["bench", "round", "--accounts", "2", "--instruments", "5", "--chains", "2",
             "--window", "32", "--bars", "3", "--backend", "numpy", "--pace-s", "2",
-            "--lead-s", "6", "--json", "--out", str(out)]
+            "--lead-s", "6", "--at-bar", "--json", "--out", str(out)]  # the sampler's parts
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out.strip().splitlines()
     assert len(printed) == 1  # one JSON object, nothing else on stdout
@@ -104,13 +104,15 @@ def test_instruments_are_shared_out_evenly(count: int, accounts: int) -> None:
 
 
 @pytest.mark.parametrize(("shift_moves", "shared", "wide", "between"),
-                         [(True, False, 32, False), (False, True, 64, True)])  # fmt: skip
+                         [(True, False, 32, "auto"), (False, True, 64, True),
+                          (True, False, 32, False)])  # fmt: skip
 def test_the_settings_it_runs_are_valid_and_carry_the_shape(
-    tmp_path: Path, shift_moves: bool, shared: bool, wide: int, between: bool
+    tmp_path: Path, shift_moves: bool, shared: bool, wide: int, between: bool | str
 ) -> None:
     """--shift-moves off measures the daemon without the level-shift move; --shared-device
     with one device process for every account; --extension-chains with wider run-on blocks;
-    --between-bars with each update's sampler after its commit."""
+    --between-bars with each update's sampler after its commit, --at-bar without it, and
+    neither with the daemon's "auto"."""
     shape = round_bench.RoundShape(accounts=2, instruments=3, chains=6, shift_moves=shift_moves,
                                    shared_device=shared, extension_chains=wide,
                                    between_bars=between)  # fmt: skip
@@ -203,3 +205,27 @@ def test_a_run_that_samples_between_bars_reports_its_sampler_and_reweighing() ->
         result[key] = value
     (line,) = [x for x in round_bench.summary_lines(result) if x.startswith("between bars")]
     assert "p50 302.5" in line and "'gate': 0.0" in line and "at least 0.750" in line
+
+
+def test_on_a_cpu_the_daemons_default_samples_between_bars(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Neither --between-bars nor --at-bar: [model] sample_between_bars = "auto", which a
+    numpy worker turns on: its warm updates reweigh, its sampler runs after each commit."""
+    argv = ["bench", "round", "--accounts", "2", "--instruments", "4", "--chains", "2",
+            "--window", "32", "--bars", "3", "--backend", "numpy", "--pace-s", "2",
+            "--lead-s", "6", "--json"]  # fmt: skip
+    assert cli.main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["between_bars"] == "auto"
+    reweighing = result["reweighing"]
+    assert reweighing is not None and reweighing["reweighed"]["max"] >= 1
+    assert result["sampled_ms"]["p50"] > 0
+    assert "sampling" not in result["model_parts_ms"] or reweighing["sampled_at_bar"]["max"] > 0
+
+
+def test_the_two_modes_are_one_choice(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["bench", "round", "--between-bars", "--at-bar"])
+    assert exited.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err

@@ -21,7 +21,10 @@ from service.status import status_document
 from service.status.render import render_text
 from service.worker.cold_warmup import ColdWarmup, reset_unfit_carries
 
-SMALL = FAST_SETTINGS.replace("window = 128\nchains = 4", "window = 32\nchains = 2")
+# The bar's sampler (sample_between_bars off): these tests read its update.completed figures;
+# warm-ups between bars: tests/service/test_between_bars.py.
+SMALL = FAST_SETTINGS.replace("window = 128\nchains = 4",
+                              "window = 32\nchains = 2\nsample_between_bars = false")
 WITH_DIA = FAST_INSTRUMENTS.replace('"IWM"]', '"IWM", "DIA"]')
 DEADLINE_S = 300.0  # generous, for a loaded 2-core machine: the wait ends at the event
 

@@ -207,11 +207,14 @@ def test_carries_of_another_model_width_are_reset_at_resume(tmp_path: Path) -> N
     model now runs, so each instrument warms up again (`model.carry_reset`) instead of
     the update refusing its batch."""
     state = tmp_path / "state"
-    rig = Rig(make_config(tmp_path), state)
+    at_bar = FAST_SETTINGS.replace("chains = 4", "chains = 4\nsample_between_bars = false")
+    (tmp_path / "instruments.toml").write_text(FAST_INSTRUMENTS)
+    (tmp_path / "service.toml").write_text(at_bar)  # checkpoint 1 holds update 1's carries
+    rig = Rig(load_config(tmp_path / "service.toml"), state)
     rig.trader.resume()
     rig.update(0)
     rig.close()
-    (tmp_path / "service.toml").write_text(FAST_SETTINGS.replace("chains = 4", "chains = 2"))
+    (tmp_path / "service.toml").write_text(at_bar.replace("chains = 4", "chains = 2"))
     again = Rig(load_config(tmp_path / "service.toml"), state)
     with structlog.testing.capture_logs() as logs:
         again.trader.resume()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 import structlog
 from structlog.testing import capture_logs
 from test_trader import Rig
@@ -77,13 +78,17 @@ def test_an_update_whose_estimates_all_pass_logs_no_unconverged_line() -> None:
     assert [e for e in logs if e["event"] == "model.unconverged"] == []
 
 
+@pytest.mark.parametrize("between_bars", [False, True])
 def test_the_unconverged_line_comes_after_the_commit_with_its_diagnostics(
-    tmp_path: Path,
+    tmp_path: Path, between_bars: bool
 ) -> None:
     """The update commits (and sends its orders) before it waits for the diagnostics that
     `model.unconverged` names: the line is logged with checkpoint N already in the store,
-    and its R-hat and ESS are numbers, not the NaN they are at the commit."""
+    and its R-hat and ESS are numbers, not the NaN they are at the commit. Between bars,
+    update 2 reweighs the sample update 1's bar run left, whose diagnostics are those that
+    update 1 waited for."""
     effort = LIGHT_EFFORT.replace("mcse_max = 0.1", "mcse_max = 1e-06")  # none passes
+    effort += f"sample_between_bars = {str(between_bars).lower()}\n"
     settings = two_account_settings(effort=effort)
     rig = Rig(load_config(write_config(tmp_path / "config", settings)), tmp_path / "state")
     rig.trader.resume()
