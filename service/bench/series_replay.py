@@ -62,11 +62,11 @@ def replay(
     state = InstrumentState("SERIES")
     state.append(bars(dates, closes, first - spec.window, first + 1), spec.window)
     update = _BetweenBars(spec, seed) if between_bars else _AtTheBar(spec, seed)
-    update(state.returns, None, 1)
+    update(state.returns, 1)
     steps = []
     for i in range(first + 1, last + 1):
         state.append(bars(dates, closes, i, i + 1), spec.window)
-        estimate = update(state.returns, update.carry, i - first + 1)
+        estimate = update(state.returns, i - first + 1)
         steps.append(Step(
             dates[i], float(estimate.regime_probs[0, -1]), bool(estimate.converged[0]),
             float(estimate.acceptance[0]), float(estimate.rhat_decision[0]),
@@ -76,17 +76,16 @@ def replay(
 
 
 class _AtTheBar:
-    """The daemon's default update: `refresh` at the bar, its carry for the next."""
+    """The update with the sampler at the bar: `refresh`, its carry for the next."""
 
     def __init__(self, spec: ModelSpec, seed: int) -> None:
         self.spec, self.seed, self.backend = spec, seed, NumpyBackend()
         self.carry: InstrumentCarry | None = None
         self.at_bar = True
 
-    def __call__(self, returns: FloatArray, carry: InstrumentCarry | None,
-                 seq: int) -> RegimeEstimate:  # fmt: skip
-        estimate, carries, _ = refresh(returns[None], [carry], KEY, seq, self.seed, self.spec,
-                                       self.backend)  # fmt: skip
+    def __call__(self, returns: FloatArray, seq: int) -> RegimeEstimate:
+        estimate, carries, _ = refresh(returns[None], [self.carry], KEY, seq, self.seed,
+                                       self.spec, self.backend)  # fmt: skip
         self.carry = carries[0]
         return estimate
 
@@ -100,9 +99,8 @@ class _BetweenBars(_AtTheBar):
         super().__init__(spec, seed)
         self.worker = BetweenBars(spec, self.backend)
 
-    def __call__(self, returns: FloatArray, carry: InstrumentCarry | None,
-                 seq: int) -> RegimeEstimate:  # fmt: skip
-        inputs = UpdateInputs(["SERIES"], returns[None], [carry], KEY, seq, self.seed)
+    def __call__(self, returns: FloatArray, seq: int) -> RegimeEstimate:
+        inputs = UpdateInputs(["SERIES"], returns[None], [self.carry], KEY, seq, self.seed)
         _, figures, diagnosis = self.worker.estimate(inputs)
         self.at_bar = figures["sampled_at_bar"] > 0
         with diagnosis:

@@ -9,7 +9,9 @@ asked to stop: a test signals it at that exact moment; only at points the tradin
 passes, once `watch_stop` has armed it). Points, in the order an update passes them:
 `start` (before resuming),
 `after_resend` (a resend at start-up, between its POST and recording its answer),
-`update`, `model` (inside the model update: new chain states computed, not yet kept),
+`update`, `model` (inside the model update: new chain states computed, not yet kept;
+with [model] sample_between_bars, after the commit and orders, once the sampler between
+bars has run, its chains not yet kept),
 `before_checkpoint`, `in_commit` (inside the checkpoint transaction, before COMMIT),
 `after_checkpoint` (committed, before any POST), `before_post` (before each POST; an
 update's batch to a batch broker is one), `after_post` (between each POST and recording its

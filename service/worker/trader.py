@@ -100,9 +100,8 @@ class Trader:
                                warmup_backend or same_kind(backend), self.faults)
         self.added_live: set[Symbol] = set()  # for model.warming's reason
         self.control = TradingMode(account)  # pause, resume, flatten (service/control/)
-        self.between = (BetweenBars(self.spec, backend)  # the sampler after the commit
-                        if between_bars_on(settings.model.sample_between_bars, backend)
-                        else None)  # fmt: skip
+        between = between_bars_on(settings.model.sample_between_bars, backend)
+        self.between = BetweenBars(self.spec, backend) if between else None  # after the commit
 
     @property
     def symbols(self) -> tuple[Symbol, ...]:
@@ -213,9 +212,11 @@ class Trader:
     def _sample_between_bars(self) -> None:
         """[model] sample_between_bars: the last update's sampler, its carries kept for
         the next checkpoint (service/worker/between_bars.py)."""
-        instruments = self.model_state.instruments
-        for symbol, carry in self.between.sample_after(instruments) if self.between else []:
-            instruments[symbol].carry = carry
+        sampled = self.between.sample_after(self.model_state.instruments) if self.between else []
+        if sampled:  # test-only fault point: the sampler ran, its chains not yet kept
+            self.faults.hit("model")
+        for symbol, carry in sampled:
+            self.model_state.instruments[symbol].carry = carry
 
     def _hand_off_cold(self, ready: list[Symbol], seq: int) -> list[Symbol]:
         """What this update models: the warm instruments (all, on a cold start); the cold

@@ -14,9 +14,12 @@ from test_trader import Rig
 
 from gpu_backend import NumpyBackend
 from regime_model.update import refresh
+from service.bench.chaos import chaos_settings, run_worker_process
 from service.bench.daemon_harness import LIGHT_EFFORT, two_account_settings, write_config
 from service.broker.base import BrokerError
 from service.config_loader import LoadedConfig, load_config
+from service.state.store import StateStore
+from service.worker.assembly import state_path
 from service.worker.between_bars import BetweenBars
 from service.worker.replay import replay_update
 from service.worker.update_inputs import STAMP_KEY, inputs_of, model_spec
@@ -205,3 +208,25 @@ def test_an_update_that_fails_before_its_commit_leaves_the_next_one_sound(
     models = [e["model"] for e in logs if e["event"] == "update.completed"]
     assert all(m["reweighed"] + m["sampled_at_bar"] == 3 for m in models)
     rig.close()
+
+
+def test_a_worker_killed_once_its_sampler_ran_between_bars_resumes_to_the_same_decisions(
+    tmp_path: Path,
+) -> None:
+    """A real worker process, SIGKILLed at `model` (between bars: after update 2's commit
+    and orders, its sampler run, its chains not yet kept), starts again, samples update
+    2's window once more, and makes the decisions of a run never killed."""
+    config = write_config(tmp_path / "config", chaos_settings(LIGHT_EFFORT))  # auto: on
+    assert run_worker_process(config, tmp_path / "straight", "alpha", 4, None) == 0
+    killed = tmp_path / "killed"
+    assert run_worker_process(config, killed, "alpha", 4, "kill@model:2") == -9
+    assert run_worker_process(config, killed, "alpha", 4, None) == 0
+    decisions = []
+    for state in (tmp_path / "straight", killed):
+        store = StateStore(state_path(state, "alpha"))
+        decisions.append([store.decisions(seq) for seq in range(1, 5)])
+        assert store.checkpoint_seqs()[-1] == 4
+        checkpoint = store.checkpoint(4)
+        assert checkpoint is not None and checkpoint.book[STAMP_KEY]["between_bars"]
+        store.close()
+    assert decisions[0] == decisions[1]
