@@ -6,8 +6,8 @@
 # `one`: verify-gpu --quick and the golden digest in this tree; a trial account's
 # reweighing alone (reweigh_time.py wgpu 9) in base31 (a `git archive` tree of ef08562,
 # the session's start, carried as scratch/trees/base31) and here, alternated twice; the
-# trial round with `--between-bars` (named between31) and without (atbar31), alternated
-# twice. Not run in the thirty-first session: no device machine was lent that day.
+# trial round with `--between-bars` (named between31) and `--at-bar` (atbar31; a GPU's
+# default, `auto`, is the same), alternated twice. Not run in the thirty-first session: no device machine was lent that day.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
 set -u
 ROOT=$(pwd)
@@ -24,7 +24,7 @@ one)
     bundle one
     for n in 1 2; do
         round "$ROOT" "between31-$n" wgpu 12 3 --between-bars
-        round "$ROOT" "atbar31-$n" wgpu 12 3
+        round "$ROOT" "atbar31-$n" wgpu 12 3 --at-bar
         bundle one
     done
     ;;

@@ -120,8 +120,8 @@ fn slot(t: u32, k: u32, lane: u32) -> u32 { return (t * K + k) * params.lanes + 
 struct Forward { a: array<f32, K>, ll: Acc };
 
 // Filtered messages a_t and sum_t log p(y_t | y_<t) (less the constant) over column `column`
-// of y; optionally stored. (The gradient passes column = lane: lavapipe then loads y
-// contiguously; with lane / per_row, a gather: 9-12 % slower at a trial account's draws.)
+// of y; optionally stored. (The gradient passes column = lane, which lavapipe loads
+// contiguously; lane / per_row, even computed once, made them gathers and it slower.)
 fn forward(m: Model, lane: u32, column: u32, store: bool) -> Forward {
     var f: Forward;
     f.ll = acc_zero();

@@ -4,11 +4,11 @@ against a long cold reference on the same window.
 The series is replayed bar by bar through the worker's window and update (series_replay.py): a
 cold update at the bar before the range, then one warm update per bar (`between_bars`:
 the warm path of [model] sample_between_bars, each bar reweighing the sample of the one
-before). For each bar the
-reference is a separate long cold run of the daemon's model on the same window (>= 8
-chains, >= 4,000 draws, reference_run.py), in `jobs` processes. `warm` and `reference` are
-P(most volatile regime at that bar). A reference whose R-hat exceeds 1.01 is reported as
-such (`reference_rhat`), not hidden, and so is its own Monte Carlo error (`reference_mcse`).
+before). For each bar the reference is a separate long cold run of the daemon's model on
+the same window (>= 8 chains, >= 4,000 draws, reference_run.py), in `jobs` processes.
+`warm` and `reference` are P(most volatile regime at that bar). A reference whose R-hat
+exceeds 1.01 is reported as such (`reference_rhat`), not hidden, and so is its own Monte
+Carlo error (`reference_mcse`).
 """
 
 from __future__ import annotations
