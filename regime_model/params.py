@@ -54,12 +54,16 @@ def _logits(theta: FloatArray, K: int) -> FloatArray:
     return logits
 
 
+def _log_trans(theta: FloatArray, K: int) -> FloatArray:
+    """[L, K, K] log transition matrices: each row's softmax of its logits."""
+    logits = _logits(theta, K)
+    return logits - np.logaddexp.reduce(logits, axis=2, keepdims=True)
+
+
 def constrain(theta: FloatArray, K: int) -> Constrained:
     mu, s1, eta = theta[:, :K], theta[:, K], theta[:, K + 1 : 2 * K]
     steps = np.concatenate([s1[:, None], np.logaddexp(0.0, eta)], axis=1)
-    logits = _logits(theta, K)
-    log_trans = logits - np.logaddexp.reduce(logits, axis=2, keepdims=True)
-    return Constrained(mu, np.cumsum(steps, axis=1), log_trans)
+    return Constrained(mu, np.cumsum(steps, axis=1), _log_trans(theta, K))
 
 
 def _normal_logpdf_and_grad(
@@ -81,14 +85,9 @@ def log_prior(theta: FloatArray, K: int, priors: Priors) -> tuple[FloatArray, Fl
     is simply sum_j alpha_j log p_j (+ const); its gradient is that of the likelihood's
     transition term with alpha as pseudo-counts, handled by `transition_logit_grad`.
     """
-    lp_mu, g_mu = _normal_logpdf_and_grad(theta[:, :K], priors.mu_loc, priors.mu_scale)
-    lp_s, g_s = _normal_logpdf_and_grad(theta[:, K], priors.log_sigma_loc, priors.log_sigma_scale)
-    lp_eta, g_eta = _normal_logpdf_and_grad(
-        theta[:, K + 1 : 2 * K], priors.eta_loc, priors.eta_scale
-    )
+    log_trans = _log_trans(theta, K)
+    value, (g_mu, g_s, g_eta) = _normal_terms_and_value(theta, K, priors, log_trans)
     alpha = dirichlet_alpha(K, priors)
-    log_trans = constrain(theta, K).log_trans
-    value = lp_mu.sum(1) + lp_s + lp_eta.sum(1) + (alpha * log_trans).sum((1, 2))
     grad = np.concatenate(
         [
             g_mu,
@@ -99,6 +98,27 @@ def log_prior(theta: FloatArray, K: int, priors: Priors) -> tuple[FloatArray, Fl
         axis=1,
     )
     return value, grad
+
+
+def log_prior_value(theta: FloatArray, K: int, priors: Priors) -> FloatArray:
+    """log_prior's value alone, the same bits: reweighing a run's draws (regime_model.reweigh)
+    reads no gradient (a trial account's reweighing 34.0-35.2 ms against 36.3-36.5 with
+    log_prior on lavapipe: docs/benchmarks.md, thirty-first session)."""
+    return _normal_terms_and_value(theta, K, priors, _log_trans(theta, K))[0]
+
+
+def _normal_terms_and_value(
+    theta: FloatArray, K: int, priors: Priors, log_trans: FloatArray
+) -> tuple[FloatArray, tuple[FloatArray, FloatArray, FloatArray]]:
+    """The log prior (with the Jacobians), and the normal priors' gradients."""
+    lp_mu, g_mu = _normal_logpdf_and_grad(theta[:, :K], priors.mu_loc, priors.mu_scale)
+    lp_s, g_s = _normal_logpdf_and_grad(theta[:, K], priors.log_sigma_loc, priors.log_sigma_scale)
+    lp_eta, g_eta = _normal_logpdf_and_grad(
+        theta[:, K + 1 : 2 * K], priors.eta_loc, priors.eta_scale
+    )
+    alpha = dirichlet_alpha(K, priors)
+    value = lp_mu.sum(1) + lp_s + lp_eta.sum(1) + (alpha * log_trans).sum((1, 2))
+    return value, (g_mu, g_s, g_eta)
 
 
 def transition_logit_grad(counts: FloatArray, log_trans: FloatArray) -> FloatArray:

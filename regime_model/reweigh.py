@@ -26,7 +26,7 @@ import numpy as np
 from regime_model.backend import Backend
 from regime_model.diagnostics import bulk_ess
 from regime_model.estimate import RegimeEstimate, decision_values, passes_gate, take_rows
-from regime_model.params import log_prior
+from regime_model.params import log_prior_value
 from regime_model.scaling import robust_scale
 from regime_model.spec import ModelSpec
 from regime_model.types import BoolArray, FloatArray, IntArray
@@ -102,7 +102,7 @@ def _filtered(
         rows = np.flatnonzero(sizes == size)
         theta = np.concatenate([draws[i] for i in rows])
         pred, ll = backend.hmm_predictive_and_likelihood(theta, scaled[rows], K, int(size))
-        lp = np.asarray(ll, dtype=np.float64) + log_prior(theta, K, spec.priors)[0]
+        lp = np.asarray(ll, dtype=np.float64) + log_prior_value(theta, K, spec.priors)
         n = len(rows)
         out.append(_Group(rows, lp.reshape(n, -1), np.asarray(pred.filtered_last).reshape(n, -1, K),
                           np.asarray(pred.mean).reshape(n, -1),

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gpu_backend import NumpyBackend
+from regime_model.params import log_prior, log_prior_value, n_params
 from regime_model.posterior import log_density_and_grad, predictive
 from regime_model.reweigh import MAX_SHIFT, MIN_SHARE, reweigh, sample_of, shifts
 from regime_model.scaling import robust_scale
@@ -73,3 +74,12 @@ def test_the_bar_samples_where_the_weights_keep_too_few_draws_or_there_is_no_sam
     assert not got.at_bar[1] and got.at_bar[2] and np.isnan(got.share[2])
     assert got.why == {"no_draws": 1, "not_moved": 0, "weights": 1, "gate": 0}
 
+
+
+@pytest.mark.parametrize("K", [2, 3, 4])
+def test_the_prior_read_without_its_gradient_is_the_same_bits(K: int) -> None:
+    """Reweighing reads the log prior's value alone (log_prior_value): the bits of the
+    value the sampler's log_prior computes beside its gradient."""
+    theta = np.random.default_rng(K).normal(size=(500, n_params(K))) * 2.0
+    priors = ModelSpec().priors
+    assert np.array_equal(log_prior_value(theta, K, priors), log_prior(theta, K, priors)[0])
