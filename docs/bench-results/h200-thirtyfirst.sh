@@ -8,7 +8,9 @@
 # the session's start, carried as scratch/trees/base31) and here, alternated twice; the
 # trial round with `--between-bars` (named between31) and `--at-bar` (atbar31; a GPU's
 # default, `auto`, is the same), alternated twice. Not run in the thirty-first session: no device machine was lent that day.
-# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees.
+# Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees/base31 alone
+# (the carry holds 64 MiB in all); make the tree with
+#   mkdir -p scratch/trees/base31 && git archive ef08562 | tar -x -C scratch/trees/base31
 set -u
 ROOT=$(pwd)
 SESSION=thirtyfirst
