@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,20 +56,12 @@ def test_a_second_run_reuses_the_references_and_changes_only_the_warm_path(
 ) -> None:
     """References do not depend on the warm updates: a sampler change is measured against
     the first run's references (the same numbers, reused), with its own warm estimates."""
-    regime_change.synthetic_csv(tmp_path / "s.csv", seed=3, bars=300)
-    series = regime_change.Series(tmp_path / "s.csv", "Close", date(2010, 10, 1),
-                                  date(2010, 10, 2), window=64, extend_max=0)  # fmt: skip
-    ref = regime_change.Reference(2, 40, 40)
-    first = regime_change.measure(series, 7, 1, ref)
-    (tmp_path / "first.json").write_text(json.dumps(first))
-    changed = series._replace(overrides=(("chains", "6"),))
-    known = regime_change.known_references(tmp_path / "first.json", changed, 7, ref)
-    second = regime_change.measure(changed, 7, 1, ref, known)
+    first, second = _measured_twice(tmp_path, 2, overrides=(("chains", "6"),))
     assert second["references_reused"] == 2 and first["references_reused"] == 0
     assert [b["reference"] for b in second["bars"]] == [b["reference"] for b in first["bars"]]
     assert second["daemon_spec"]["chains"] == 6 and first["daemon_spec"]["chains"] == 4
     with pytest.raises(ValueError, match=r"other settings \(seed"):
-        regime_change.known_references(tmp_path / "first.json", series, 8, ref)
+        regime_change.known_references(tmp_path / "first.json", _series(tmp_path, 2), 8, REF)
 
 
 def test_references_of_runs_over_adjacent_ranges_are_reused_over_their_union(
@@ -116,15 +109,7 @@ def test_between_bars_the_warm_path_reweighs_the_sample_of_the_bar_before(
     """`--between-bars`: each bar's estimate is the sample of the window before reweighed
     to this one (the worker's [model] sample_between_bars): other numbers than the
     sampler's at the bar, estimating the same posterior, against the same references."""
-    regime_change.synthetic_csv(tmp_path / "s.csv", seed=3, bars=300)
-    series = regime_change.Series(tmp_path / "s.csv", "Close", date(2010, 10, 1),
-                                  date(2010, 10, 6), window=64, extend_max=0)  # fmt: skip
-    ref = regime_change.Reference(2, 40, 40)
-    at_bar = regime_change.measure(series, 7, 1, ref)
-    (tmp_path / "at_bar.json").write_text(json.dumps(at_bar))
-    between = series._replace(between_bars=True)
-    known = regime_change.known_references(tmp_path / "at_bar.json", between, 7, ref)
-    reweighed = regime_change.measure(between, 7, 1, ref, known)
+    at_bar, reweighed = _measured_twice(tmp_path, 6, between_bars=True)
     assert reweighed["daemon_spec"]["between_bars"] and not at_bar["daemon_spec"]["between_bars"]
     pairs = [(a["warm"], b["warm"]) for a, b in zip(at_bar["bars"], reweighed["bars"],
                                                      strict=True)]  # fmt: skip
@@ -133,3 +118,26 @@ def test_between_bars_the_warm_path_reweighs_the_sample_of_the_bar_before(
     assert at_bar["sampled_at_bar_fraction"] == 1.0
     assert reweighed["sampled_at_bar_fraction"] == sum(b["at_bar"] for b in reweighed["bars"]) / 6
     assert reweighed["sampled_at_bar_fraction"] < 1.0
+
+
+REF = regime_change.Reference(2, 40, 40)  # small, so that a test runs in seconds
+
+
+def _series(tmp_path: Path, days: int) -> regime_change.Series:
+    """October 1 to `days` of a synthetic series (written once), window 64, no run-on."""
+    if not (tmp_path / "s.csv").exists():
+        regime_change.synthetic_csv(tmp_path / "s.csv", seed=3, bars=300)
+    return regime_change.Series(tmp_path / "s.csv", "Close", date(2010, 10, 1),
+                                date(2010, 10, days), window=64, extend_max=0)  # fmt: skip
+
+
+def _measured_twice(
+    tmp_path: Path, days: int, **change: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A run, then a run with `change` to its Series reusing the first's references."""
+    series = _series(tmp_path, days)
+    first = regime_change.measure(series, 7, 1, REF)
+    (tmp_path / "first.json").write_text(json.dumps(first))
+    changed = series._replace(**change)
+    known = regime_change.known_references(tmp_path / "first.json", changed, 7, REF)
+    return first, regime_change.measure(changed, 7, 1, REF, known)
