@@ -10,9 +10,10 @@ from functools import partial
 
 import numpy as np
 
+from gpu_backend.wgpu_inputs import validate
 from regime_model.backend import PredictiveBatch, UpdateBatch, run_on_host
 from regime_model.hmc import host_leapfrog
-from regime_model.posterior import log_density_and_grad, log_likelihood_of, predictive
+from regime_model.posterior import log_density_and_grad, predictive, predictive_and_likelihood
 from regime_model.sampler import SampleResult
 from regime_model.types import FloatArray, IntArray, Priors, Trajectory
 
@@ -67,10 +68,9 @@ class NumpyBackend:
     def hmm_predictive_and_likelihood(
         self, theta: FloatArray, y: FloatArray, n_states: int, draws_per_row: int = 1
     ) -> tuple[PredictiveBatch, FloatArray]:
-        if draws_per_row > 1:
-            y = np.repeat(y, draws_per_row, axis=0)
-        return (PredictiveBatch(*predictive(theta, y, n_states)),
-                log_likelihood_of(theta, y, n_states))  # fmt: skip
+        theta, y = validate(theta, y, n_states, draws_per_row)
+        pred, loglik = predictive_and_likelihood(theta, y, n_states, draws_per_row)
+        return PredictiveBatch(*pred), loglik
 
     def leapfrog(
         self,

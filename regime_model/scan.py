@@ -31,12 +31,17 @@ def _normalised(v: FloatArray) -> FloatArray:
     return v
 
 
-def _row_times(v: FloatArray, M: FloatArray) -> FloatArray:
-    """Row vectors v [K, ...] times matrices M [K, K, ...], rescaled."""
-    out = v[0] * M[0]
+def row_times(v: FloatArray, M: FloatArray) -> FloatArray:
+    """Row vectors v [K, ...] times matrices M [K, K, ...]: sum_i v_i M_ij, [K, ...]."""
+    out: FloatArray = v[0] * M[0]
     for i in range(1, len(v)):
         out += v[i] * M[i]
-    return _normalised(out)
+    return out
+
+
+def _row_times(v: FloatArray, M: FloatArray) -> FloatArray:
+    """Row vectors v [K, ...] times matrices M [K, K, ...], rescaled."""
+    return _normalised(row_times(v, M))
 
 
 def _times_column(M: FloatArray, v: FloatArray) -> FloatArray:

@@ -1,9 +1,10 @@
 # ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
 """The bar's reweighing alone at a trial account's shape (issue 14, thirtieth session):
-`python docs/bench-results/reweigh_time.py BACKEND [REPEATS [profile]]`, from the tree to
-time (PYTHONPATH=TREE); `profile` adds a line with one more call's 15 largest cumulative
-times under cProfile. 36 instruments of 4 chains x 40 draws and 18 of 32 x 40 (28,800
-draws) around the priors' centre, their log densities on one window, reweighed to the
+`python docs/bench-results/reweigh_time.py BACKEND [REPEATS [profile] [embedded]]`, from the
+tree to time (PYTHONPATH=TREE); `profile` adds a line with one more call's 15 largest
+cumulative times under cProfile. 36 instruments of 4 chains x 40 draws and 18 of 32 x 40
+(28,800 draws; `embedded`: an embedded default account's 8, 6 and 2, 3,520 draws)
+around the priors' centre, their log densities on one window, reweighed to the
 next (one bar on); prints one JSON line: the median ms of REPEATS calls (default 9) of
 regime_model.reweigh.reweigh after two to warm, and the range."""
 
@@ -28,7 +29,7 @@ def main() -> None:
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 9
     spec = ModelSpec()
     rng = np.random.default_rng(1)
-    sizes = [160] * 36 + [1280] * 18
+    sizes = [160] * 6 + [1280] * 2 if "embedded" in sys.argv[3:] else [160] * 36 + [1280] * 18
     N = len(sizes)
     returns = 0.01 * rng.standard_normal((N, spec.window + 1))
     draws = [prior_centre(2, spec.priors)[None] + 0.1 * rng.standard_normal((m, 6))
@@ -49,7 +50,7 @@ def main() -> None:
     print(json.dumps({"backend": backend.name, "adapter": backend.adapter, "draws": sum(sizes),
                       "median_ms": round(float(np.median(ms)), 2), "min_ms": round(min(ms), 2),
                       "max_ms": round(max(ms), 2)}))  # fmt: skip
-    if sys.argv[3:] == ["profile"]:
+    if "profile" in sys.argv[3:]:
         profile = cProfile.Profile()
         profile.runcall(reweigh, sample, rows, now, spec, backend)
         stats = pstats.Stats(profile).sort_stats("cumulative")

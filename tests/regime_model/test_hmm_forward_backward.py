@@ -1,4 +1,5 @@
-"""The forward-backward pass against obviously correct references."""
+"""The forward-backward pass, and the forward filter alone (the sampler between bars' pass
+over every draw), against obviously correct references."""
 
 from __future__ import annotations
 
@@ -7,7 +8,12 @@ import itertools
 import numpy as np
 import pytest
 
-from regime_model.hmm import forward_backward, gaussian_log_emissions, log_likelihood
+from regime_model.hmm import (
+    forward_backward,
+    forward_filter,
+    gaussian_log_emissions,
+    log_likelihood,
+)
 
 
 def random_hmm(rng: np.random.Generator, K: int) -> tuple[np.ndarray, ...]:
@@ -89,13 +95,20 @@ def test_batched_pass_equals_one_lane_at_a_time() -> None:
         )
 
 
-def test_ten_thousand_bars_with_outliers_stay_finite_and_match_log_space() -> None:
-    rng = np.random.default_rng(3)
+def ten_thousand_bars(seed: int, outliers_at: list[int]) -> tuple[np.ndarray, ...]:
+    """Returns with fat tails and three far outliers (their emissions underflow), and a
+    calm and a turbulent state: y, mu, sigma, P."""
+    rng = np.random.default_rng(seed)
     T = 10_000
     y = rng.normal(size=T) * np.where(rng.random(T) < 0.05, 4.0, 1.0)
-    y[[100, 5000, 9999]] = [40.0, -60.0, 35.0]  # far outliers: their emissions underflow
+    y[outliers_at] = [40.0, -60.0, 35.0]
     mu, sigma = np.array([0.0, 0.1]), np.array([0.8, 3.0])
-    P, init = np.array([[0.99, 0.01], [0.05, 0.95]]), np.array([0.5, 0.5])
+    return y, mu, sigma, np.array([[0.99, 0.01], [0.05, 0.95]])
+
+
+def test_ten_thousand_bars_with_outliers_stay_finite_and_match_log_space() -> None:
+    y, mu, sigma, P = ten_thousand_bars(3, [100, 5000, 9999])
+    T, init = len(y), np.array([0.5, 0.5])
     post = forward_backward(
         gaussian_log_emissions(y[None], mu[None], np.log(sigma)[None]), P[None], init[None]
     )
@@ -105,3 +118,52 @@ def test_ten_thousand_bars_with_outliers_stay_finite_and_match_log_space() -> No
     assert post.transition_counts.sum() == pytest.approx(T - 1, rel=1e-10)
     reference = log_space_loop(y, mu, sigma, P, init)
     assert post.log_likelihood[0] == pytest.approx(reference, rel=1e-11)
+
+
+def one_filter(y: np.ndarray, mu: np.ndarray, sigma: np.ndarray, P: np.ndarray):
+    """forward_filter of one lane: (log p(y), P(x_{T-1} | y)) from a uniform initial state."""
+    ll, last = forward_filter(y[None], mu[None], np.log(sigma)[None], P[None])
+    return ll[0], last[0]
+
+
+@pytest.mark.parametrize(("K", "T"), [(2, 1), (2, 6), (3, 5), (4, 3)])
+def test_the_forward_filter_gives_the_likelihood_and_last_state_of_every_path(
+    K: int, T: int
+) -> None:
+    rng = np.random.default_rng(K * 100 + T)
+    y = rng.normal(size=T)
+    mu, sigma, P, _ = random_hmm(rng, K)
+    uniform = np.full(K, 1.0 / K)
+    total, last = 0.0, np.zeros(K)
+    for path, w in path_weights(y, mu, sigma, P, uniform):
+        total += w
+        last[path[-1]] += w
+    ll, filtered = one_filter(y, mu, sigma, P)
+    assert ll == pytest.approx(np.log(total), rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(filtered, last / total, rtol=1e-10)
+
+
+def test_the_forward_filter_reads_a_shared_window_as_a_repeated_one_to_the_bit() -> None:
+    """Row r of y serves lanes r * per_row ... (r + 1) * per_row - 1, never copied; over
+    more bars than one chunk of emissions (70)."""
+    rng = np.random.default_rng(11)
+    rows, per_row, K, T = 3, 4, 3, 70
+    y = rng.normal(size=(rows, T))
+    lanes = [random_hmm(rng, K) for _ in range(rows * per_row)]
+    mu, sigma, P, _ = (np.stack(parts) for parts in zip(*lanes, strict=True))
+    shared = forward_filter(y, mu, np.log(sigma), P, per_row)
+    repeated = forward_filter(np.repeat(y, per_row, axis=0), mu, np.log(sigma), P)
+    for a, b in zip(shared, repeated, strict=True):
+        assert np.array_equal(a, b)
+    post = forward_backward(gaussian_log_emissions(np.repeat(y, per_row, axis=0), mu,
+                                                   np.log(sigma)), P,
+                            np.full((rows * per_row, K), 1.0 / K))  # fmt: skip
+    np.testing.assert_allclose(shared[0], post.log_likelihood, rtol=1e-13)
+    np.testing.assert_allclose(shared[1], post.filtered_last, rtol=1e-11, atol=1e-14)
+
+
+def test_the_forward_filter_over_ten_thousand_bars_with_outliers_matches_log_space() -> None:
+    y, mu, sigma, P = ten_thousand_bars(4, [0, 5000, 9999])  # the first bar's too
+    ll, last = one_filter(y, mu, sigma, P)
+    assert ll == pytest.approx(log_space_loop(y, mu, sigma, P, np.full(2, 0.5)), rel=1e-11)
+    assert np.isfinite(last).all() and last.sum() == pytest.approx(1.0, rel=1e-14)
