@@ -91,8 +91,9 @@ def predictive_and_likelihood(
     """`predictive` and log p(y | theta) [L] from one forward filter (hmm.forward_filter),
     with y [R, T] read by `per_row` lanes a row: the sampler between bars' pass over every
     draw. The same values as `predictive` and `log_density_and_grad`'s likelihood to
-    float64's rounding (a sequential recursion where they take tree products), at a fifth
-    of their time and with no window repeated per draw."""
+    float64's rounding (a sequential recursion where they take tree products), in a fifth
+    to a tenth of their time, no window repeated per draw (docs/benchmarks.md, thirty-second
+    session)."""
     c = constrain(theta, K)
     P = np.exp(c.log_trans)
     loglik, last = forward_filter(y, c.mu, c.log_sigma, P, per_row)
