@@ -7,14 +7,15 @@
 # reweighing alone (reweigh_time.py wgpu 9) in base31 (a `git archive` tree of ef08562,
 # the session's start, carried as scratch/trees/base31) and here, alternated twice; the
 # trial round with `--between-bars` (named between31) and `--at-bar` (atbar31; a GPU's
-# default, `auto`, is the same), alternated twice. Not run in the thirty-first session: no device machine was lent that day.
+# default, `auto`, is the same), alternated twice. Not run in the thirty-first or the
+# thirty-second session: no device machine was lent; its results carry the day it runs.
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees/base31 alone
 # (the carry holds 64 MiB in all); make the tree with
 #   mkdir -p scratch/trees/base31 && git archive ef08562 | tar -x -C scratch/trees/base31
 set -u
 ROOT=$(pwd)
 SESSION=thirtyfirst
-TAG=thirtyfirst-2026-12-04
+TAG=thirtyfirst-$(date +%Y-%m-%d)  # the day it runs
 . "$(dirname "$0")/h200-lib.sh"
 case ${1:?one} in
 one)
