@@ -9,6 +9,9 @@
 # trial round with `--between-bars` (named between31) and `--at-bar` (atbar31; a GPU's
 # default, `auto`, is the same), alternated twice. Not run in the thirty-first or the
 # thirty-second session: no device machine was lent; its results carry the day it runs.
+# Run after the thirty-second session, its between-bars rounds also measure that session's
+# turns (a sampler between bars waits for the other accounts' bars: on the H200 the
+# thirtieth session's reweighing shared the GPU with the early accounts' samplers).
 # Set-up as in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees/base31 alone
 # (the carry holds 64 MiB in all); make the tree with
 #   mkdir -p scratch/trees/base31 && git archive ef08562 | tar -x -C scratch/trees/base31

@@ -251,8 +251,11 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
                  f"account-update; largest process {host['peak_rss_mb']} MB resident")
     reweighing, sampled = result.get("reweighing"), result.get("sampled_ms")
     if reweighing and sampled:  # --between-bars: the bar reweighs, the sampler runs after
+        waited = result.get("sampled_waited_ms") or {}
         lines.append(f"between bars: sampler after the commit ms p50 {sampled['p50']}  p99 "
-                     f"{sampled['p99']}; sent to the bar's sampler per update p50 "
+                     f"{sampled['p99']}, after waiting for the other accounts' bars p50 "
+                     f"{waited.get('p50')}  max {waited.get('max')}; sent to the bar's "
+                     f"sampler per update p50 "
                      f"{reweighing['sampled_at_bar']['p50']} (why, in all: "
                      f"{reweighing['at_bar_why']}); weights kept at least "
                      f"{reweighing['min_share']:.3f} of the draws")

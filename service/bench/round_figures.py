@@ -178,6 +178,9 @@ def figures(run: RoundRun) -> dict[str, Any]:
         "model_parts_ms": _model_parts(warm_updates),
         # [model] sample_between_bars: each update's sampler, after its commit
         "sampled_ms": _stats([e["duration_ms"] for e in _sampled(run, 1)], ("p50", "p99")),
+        # ... once the other accounts' bars were done (service/worker/sampler_turn.py)
+        "sampled_waited_ms": _stats([e.get("waited_ms", 0.0) for e in _sampled(run, 1)],
+                                    ("p50", "max")),
         "sampled_submissions_per_update": _device(_sampled(run, 1), "submissions"),
         "sampled_upload_bytes_per_update": _device(_sampled(run, 1), "upload_bytes"),
         "reweighing": _reweighing(warm_updates),

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 LOCK_NAME = "daemon.lock"  # flocked by the supervisor for its life, its pid written in it
+TURNS_NAME = "bar-turns.lock"  # flocked by each worker's bar (service/worker/sampler_turn.py)
 
 
 def state_path(state_dir: Path, account: str) -> Path:

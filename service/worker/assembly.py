@@ -1,4 +1,5 @@
-"""Build a worker's parts from its settings: market, clock, broker, state store."""
+"""Build a worker's parts from its settings: market, clock, broker, state store, and the
+batch shape its backend is picked for."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from gpu_backend import BatchShape
 from service.broker.base import Broker
 from service.broker.sim import SimBroker
 from service.clock import Clock, FastClock, PacedClock, wall_clock
@@ -154,3 +156,13 @@ def key_dir(config: LoadedConfig) -> Path | None:
     """broker.alpaca.key_dir, relative to service.toml."""
     configured = config.settings.broker.alpaca.key_dir
     return None if configured is None else resolve_beside(config.settings_path, configured)
+
+
+def batch_shape(config: LoadedConfig, account: str) -> BatchShape:
+    """What one update of `account` computes, for `auto` to time both backends on."""
+    model, rotation = config.settings.model, config.settings.rotation
+    entry = config.instruments.accounts.get(account)
+    instruments = len(entry.symbols) if entry else 1
+    if rotation.batch_size:
+        instruments = min(instruments, rotation.batch_size)
+    return BatchShape(instruments * model.chains, model.window, model.states)

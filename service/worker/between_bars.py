@@ -143,10 +143,13 @@ class BetweenBars:
         replay, which rebuilds an update's draws as a restarted worker does)."""
         self.pending, self._at_bar = inputs, None
 
-    def sample_after(self, traded: Collection[Symbol]) -> list[tuple[Symbol, InstrumentCarry]]:
+    def sample_after(
+        self, traded: Collection[Symbol], waited_s: float = 0.0
+    ) -> list[tuple[Symbol, InstrumentCarry]]:
         """Sample the pending update's window (its MCMC, between bars): the carry of each
         of its instruments still `traded`, for the next checkpoint; none if no update is
-        pending. The samples of instruments no longer traded are dropped."""
+        pending. The samples of instruments no longer traded are dropped. `waited_s`: how
+        long it waited for the other accounts' bars (service/worker/sampler_turn.py)."""
         for symbol in set(self.kept) - set(traded):
             del self.kept[symbol]
         inputs, at_bar = self.pending, self._at_bar
@@ -181,6 +184,7 @@ class BetweenBars:
         log.info("model.sampled", seq=inputs.seq, instruments=N, sampled=len(rest),
                  from_the_bar=N - len(rest), gradient_evals=evals, extended=extended,
                  duration_ms=round(1e3 * (time.perf_counter() - t0), 3),
+                 waited_ms=round(1e3 * waited_s, 3),
                  device=take_traffic(self.backend)._asdict())  # fmt: skip
         return [(s, c) for s, c in zip(inputs.symbols, carries, strict=True)
                 if c is not None and s in traded]  # fmt: skip

@@ -24,11 +24,10 @@ from typing import Any
 
 import structlog
 
-from gpu_backend import BatchShape, select_backend
+from gpu_backend import select_backend
 from gpu_backend.device_client import SharedDeviceBackend
 from service.broker.base import BrokerError
 from service.clock import Clock
-from service.config_loader import LoadedConfig
 from service.control.trading_mode import TradingMode
 from service.event_tap import listen
 from service.exit_codes import EX_CONFIG, EX_SOFTWARE, EX_TEMPFAIL
@@ -39,6 +38,7 @@ from service.worker import assembly
 from service.worker.broker_start import resume_when_reachable
 from service.worker.deferred_gc import deferred_collection
 from service.worker.fault_points import FaultPoints
+from service.worker.sampler_turn import BarTurns, SamplerTurn
 from service.worker.spec import WorkerSpec
 from service.worker.trader import BarCursor, Trader
 from service.worker.warmup import warn_if_data_ends_early
@@ -127,7 +127,7 @@ def run_worker(
 ) -> int:
     """Build the parts, resume, trade until stopped; returns the last checkpoint's seq."""
     config, account = spec.config, spec.account
-    backend = select_backend(config.settings.model.backend, _batch_shape(config, account))
+    backend = select_backend(config.settings.model.backend, assembly.batch_shape(config, account))
     if spec.device is not None and backend.name == "wgpu":  # warm runs on the shared device
         backend = SharedDeviceBackend(backend, *spec.device, account=account)
     market = assembly.build_market(config, account)
@@ -171,16 +171,6 @@ def run_worker(
     return trader.seq
 
 
-def _batch_shape(config: LoadedConfig, account: str) -> BatchShape:
-    """What one update computes, for `auto` to time both backends on."""
-    model, rotation = config.settings.model, config.settings.rotation
-    entry = config.instruments.accounts.get(account)
-    instruments = len(entry.symbols) if entry else 1
-    if rotation.batch_size:
-        instruments = min(instruments, rotation.batch_size)
-    return BatchShape(instruments * model.chains, model.window, model.states)
-
-
 def _trade(
     trader: Trader,
     clock: Clock,
@@ -198,6 +188,9 @@ def _trade(
     faults.watch_stop(stop)
     update_allowance = supervision.startup_budget_s  # the first update may be a cold one
     reason = "stop-after reached"
+    turns = BarTurns(spec.state_dir)  # held for the worker's life: closed at its exit
+    sampler = SamplerTurn(trader, turns, clock, supervision,
+                          lambda allowance_s: beat.send("beat", trader.seq, allowance_s))
     while not stop.is_set() and (spec.stop_at_seq is None or trader.seq < spec.stop_at_seq):
         _take_messages(trader, inbox)
         if trader.retired:
@@ -215,11 +208,13 @@ def _trade(
         beat.send("beat", trader.seq, update_allowance)
         faults.hit("update")
         started = time.monotonic()
-        with deferred_collection():  # no collector pause inside an update: after it
+        with turns.bar(), deferred_collection():  # no collector pause inside an update
             updated = _update(trader, bar_time)
         if updated:
             beat.send("updated", trader.seq, supervision.heartbeat_s)
         update_allowance = max(supervision.update_budget_s, 10 * (time.monotonic() - started))
+        if updated:
+            sampler.run(bar_time, stop)
     if stop.is_set():
         reason = "stop requested"
     _let_warmup_finish(trader, beat, supervision.heartbeat_s, supervision.shutdown_budget_s / 2)

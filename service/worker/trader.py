@@ -161,7 +161,7 @@ class Trader:
         a weekend in daily data): nothing to learn, so no checkpoint and no orders."""
         timer, seq = StageTimer(), self.seq + 1
         self.cursor.value = bar_time
-        self._sample_between_bars()  # a window left unsampled by a restart, first
+        self.sample_between_bars()  # a window left unsampled (a restart), first
         for done in self.cold.take_done():  # between updates, never mid-update
             adopt(done, self.model_state, seq)
         with timer.stage("reconcile"):
@@ -206,13 +206,13 @@ class Trader:
                 info["diagnostics"] = log_unconverged(failed, diagnosis)
         log_update(self.market, self.backend, self.latest_bar, self.config.config_hash, seq,
                    bar_time, batch, ready, fresh, estimate, info, intents, timer)
-        self._sample_between_bars()
         return UpdateReport(seq, bar_time, len(intents))
 
-    def _sample_between_bars(self) -> None:
-        """[model] sample_between_bars: the last update's sampler, its carries kept for
-        the next checkpoint (service/worker/between_bars.py)."""
-        sampled = self.between.sample_after(self.model_state.instruments) if self.between else []
+    def sample_between_bars(self, waited_s: float = 0.0) -> None:
+        """[model] sample_between_bars: the last update's sampler, its carries kept for the
+        next checkpoint (between_bars.py), at its turn after the update (sampler_turn.py)."""
+        instruments = self.model_state.instruments
+        sampled = self.between.sample_after(instruments, waited_s) if self.between else []
         if sampled:  # test-only fault point: the sampler ran, its chains not yet kept
             self.faults.hit("model")
         for symbol, carry in sampled:

@@ -48,7 +48,10 @@ class Rig:
         return self.first + n * self.market.bar_interval
 
     def update(self, n: int) -> None:
+        """Bar n's update, then the sampler between bars where it runs (the worker loop's
+        two steps: service/worker/process.py)."""
         self.trader.update(self.bar(n))
+        self.trader.sample_between_bars()
 
     def close(self) -> None:
         self.broker.close()

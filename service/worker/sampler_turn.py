@@ -1,0 +1,98 @@
+"""When a worker's sampler between bars runs: after its own bar's update, once no other
+account's bar update is running, and so that it still ends before its next bar.
+
+With [model] sample_between_bars each update's MCMC runs after its commit. The accounts'
+workers share one machine's cores (or its GPU), so an account that committed first and
+started its sampler took them from the accounts still on their bar, and lengthened the
+round (docs/benchmarks.md, thirty-second session). So a worker holds a shared flock on
+the state directory's `bar-turns.lock` while its bar's update runs, and its sampler first
+takes that lock exclusively for an instant, which it gets once no bar's update holds it.
+Linux never lets a waiting exclusive flock hold back a new shared one, so a bar never
+waits for a sampler. The wait is bounded: it ends where a sampler as long as the last
+one would no longer end before the next bar (at once on a fast clock), or at a stop; an
+account that hangs mid-update delays the others' samplers, never their bars.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+
+from service.clock import Clock
+from service.settings_ops import SupervisionSettings
+from service.state.paths import TURNS_NAME
+from service.worker.deferred_gc import deferred_collection
+from service.worker.trader import Trader
+
+POLL_S = 0.005  # between tries of the exclusive lock: a bar's update takes 20 ms or more
+
+
+class BarTurns:
+    """The state directory's `bar-turns.lock`, as one worker holds it."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.fd = os.open(state_dir / TURNS_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+    @contextlib.contextmanager
+    def bar(self) -> Iterator[None]:
+        """Held (shared) while this account's bar update runs."""
+        fcntl.flock(self.fd, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+    def wait_for_bars(self, limit_s: float, stop: Callable[[], bool]) -> bool:
+        """Until no account's bar update runs (True), or `limit_s` has passed or `stop()`
+        says so first (False)."""
+        deadline = time.monotonic() + limit_s
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline or stop():
+                    return False
+                time.sleep(POLL_S)
+            else:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+                return True
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+class SamplerTurn:
+    """The worker loop's step after each bar: the sampler between bars, at its turn."""
+
+    def __init__(
+        self, trader: Trader, turns: BarTurns, clock: Clock, supervision: SupervisionSettings,
+        beat: Callable[[float], None],
+    ) -> None:  # fmt: skip
+        self.trader, self.turns, self.clock, self.beat = trader, turns, clock, beat
+        self.budget_s = supervision.update_budget_s
+        self.allowance_s = supervision.startup_budget_s  # the first follows a cold update
+        self.last_s = 0.0
+
+    def run(self, after: datetime, stop: threading.Event) -> None:
+        """The sampler of the update at bar `after`, if the worker samples between bars
+        and is not stopping (a stopped worker's next start samples that window first)."""
+        if self.trader.between is None or stop.is_set():
+            return
+        until_bar = self.clock.seconds_until_bar_after(after)
+        limit_s = 0.0 if until_bar is None else max(0.0, until_bar - self.last_s)
+        self.beat(limit_s + self.allowance_s)
+        started = time.monotonic()
+        self.turns.wait_for_bars(limit_s, stop.is_set)
+        if stop.is_set():
+            return
+        sampling = time.monotonic()
+        with deferred_collection():  # as an update: no collector pause inside it
+            self.trader.sample_between_bars(sampling - started)
+        self.last_s = time.monotonic() - sampling
+        self.allowance_s = max(self.budget_s, 10 * self.last_s)

@@ -1,0 +1,108 @@
+"""The sampler between bars waits for the other accounts' bars (service/worker/sampler_turn.py):
+a worker holds the state directory's `bar-turns.lock` shared while its bar's update runs,
+and a sampler waits until it can take it exclusively, for a bounded time. The other
+account is a real process holding the lock; the order of events is read from the one
+monotonic clock every process of a machine shares, never from a delay."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from multiprocessing.synchronize import Event
+from pathlib import Path
+
+import pytest
+
+from service.worker.sampler_turn import BarTurns
+
+DEADLINE_S = 60.0  # for a process to start on a loaded machine; never reached when right
+ctx = mp.get_context("spawn")
+
+
+def hold_a_bar(state_dir: Path, holding: Event, release: Event, released_at: object) -> None:
+    """Another account's worker in its bar's update until `release`; notes the monotonic
+    time just before it lets go (the waiter cannot have the lock before that)."""
+    turns = BarTurns(state_dir)
+    with turns.bar():
+        holding.set()
+        release.wait(DEADLINE_S)
+        released_at.value = time.monotonic()  # type: ignore[attr-defined]
+
+
+@contextmanager
+def another_bar(state_dir: Path) -> Iterator[tuple[Event, object]]:
+    holding, release = ctx.Event(), ctx.Event()
+    released_at = ctx.Value("d", 0.0)
+    other = ctx.Process(target=hold_a_bar, args=(state_dir, holding, release, released_at))
+    other.start()
+    try:
+        assert holding.wait(DEADLINE_S), "the other worker never took its bar's lock"
+        yield release, released_at
+    finally:
+        release.set()
+        other.join(DEADLINE_S)
+
+
+def never() -> bool:
+    return False
+
+
+def test_a_sampler_gives_up_at_its_limit_or_a_stop_while_another_bar_runs(
+    tmp_path: Path,
+) -> None:
+    turns = BarTurns(tmp_path)
+    with another_bar(tmp_path):
+        assert turns.wait_for_bars(0.0, never) is False
+        assert turns.wait_for_bars(DEADLINE_S, lambda: True) is False  # a stop ends it
+    assert turns.wait_for_bars(0.0, never) is True  # that bar is over
+    turns.close()
+
+
+def test_a_sampler_goes_once_the_other_bar_is_over(tmp_path: Path) -> None:
+    turns = BarTurns(tmp_path)
+    with another_bar(tmp_path) as (release, released_at):
+        done: list[tuple[bool, float]] = []
+        waiter = threading.Thread(
+            target=lambda: done.append((turns.wait_for_bars(DEADLINE_S, never),
+                                        time.monotonic())))  # fmt: skip
+        waiter.start()
+        release.set()
+        waiter.join(DEADLINE_S)
+    [(clear, at)] = done
+    assert clear and at > released_at.value  # type: ignore[attr-defined]
+    turns.close()
+
+
+def test_a_waiting_sampler_never_holds_back_a_bar(tmp_path: Path) -> None:
+    """Linux's flock lets a shared lock through while an exclusive one waits: the worker
+    whose bar comes while another's sampler waits starts its update at once."""
+    sampler, bar = BarTurns(tmp_path), BarTurns(tmp_path)
+    with another_bar(tmp_path):
+        stop = threading.Event()
+        waiter = threading.Thread(target=sampler.wait_for_bars, args=(DEADLINE_S, stop.is_set))
+        waiter.start()
+        with bar.bar():  # blocking: hangs here (and the test times out) if held back
+            pass
+        stop.set()
+        waiter.join(DEADLINE_S)
+    sampler.close()
+    bar.close()
+
+
+def test_a_workers_own_finished_bar_does_not_hold_its_sampler(tmp_path: Path) -> None:
+    turns = BarTurns(tmp_path)
+    with turns.bar():
+        pass
+    assert turns.wait_for_bars(0.0, never) is True
+    assert (tmp_path / "bar-turns.lock").exists()
+    turns.close()
+
+
+@pytest.mark.parametrize("limit_s", [0.0, 5.0])
+def test_no_other_worker_no_wait(tmp_path: Path, limit_s: float) -> None:
+    turns = BarTurns(tmp_path)
+    assert turns.wait_for_bars(limit_s, never) is True
+    turns.close()
