@@ -7,6 +7,10 @@ reads whole contiguous [L, T] slabs.
 alpha_t = init diag(e_0) M_1 ... M_t and beta_t = M_{t+1} ... M_{T-1} 1 with
 M_t = P diag(e_t): the prefixes and the suffixes of one sequence of matrices, both from one
 odd-even recursion (`scan.prefix_and_suffix`) whose pair products serve both directions.
+
+`forward_filter` is the forward recursion alone, one bar at a time (vectorised over lanes,
+not time): the likelihood and last filtered state of many draws, as the device's
+predictive kernel computes them, for the sampler between bars' pass.
 """
 
 from __future__ import annotations

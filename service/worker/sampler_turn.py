@@ -7,7 +7,7 @@ started its sampler took them from the accounts still on their bar, and lengthen
 round (docs/benchmarks.md, thirty-second session). So a worker holds a shared flock on
 the state directory's `bar-turns.lock` while its bar's update runs, and its sampler first
 takes that lock exclusively for an instant, which it gets once no bar's update holds it.
-Linux never lets a waiting exclusive flock hold back a new shared one, so a bar never
+It only tries (non-blocking, every POLL_S), never queuing for the lock, so a bar never
 waits for a sampler. The wait is bounded: it ends where a sampler as long as the last
 one would no longer end before the next bar (at once on a fast clock), or at a stop; an
 account that hangs mid-update delays the others' samplers, never their bars.

@@ -216,7 +216,7 @@ class Trader:
         if sampled:  # test-only fault point: the sampler ran, its chains not yet kept
             self.faults.hit("model")
         for symbol, carry in sampled:
-            self.model_state.instruments[symbol].carry = carry
+            instruments[symbol].carry = carry
 
     def _hand_off_cold(self, ready: list[Symbol], seq: int) -> list[Symbol]:
         """What this update models: the warm instruments (all, on a cold start); the cold

@@ -76,22 +76,6 @@ def test_a_sampler_goes_once_the_other_bar_is_over(tmp_path: Path) -> None:
     turns.close()
 
 
-def test_a_waiting_sampler_never_holds_back_a_bar(tmp_path: Path) -> None:
-    """Linux's flock lets a shared lock through while an exclusive one waits: the worker
-    whose bar comes while another's sampler waits starts its update at once."""
-    sampler, bar = BarTurns(tmp_path), BarTurns(tmp_path)
-    with another_bar(tmp_path):
-        stop = threading.Event()
-        waiter = threading.Thread(target=sampler.wait_for_bars, args=(DEADLINE_S, stop.is_set))
-        waiter.start()
-        with bar.bar():  # blocking: hangs here (and the test times out) if held back
-            pass
-        stop.set()
-        waiter.join(DEADLINE_S)
-    sampler.close()
-    bar.close()
-
-
 def test_a_workers_own_finished_bar_does_not_hold_its_sampler(tmp_path: Path) -> None:
     turns = BarTurns(tmp_path)
     with turns.bar():
