@@ -101,10 +101,28 @@ def log_prior(theta: FloatArray, K: int, priors: Priors) -> tuple[FloatArray, Fl
 
 
 def log_prior_value(theta: FloatArray, K: int, priors: Priors) -> FloatArray:
-    """log_prior's value alone, the same bits: reweighing a run's draws (regime_model.reweigh)
-    reads no gradient (a trial account's reweighing 34.0-35.2 ms against 36.3-36.5 with
-    log_prior on lavapipe: docs/benchmarks.md, thirty-first session)."""
-    return _normal_terms_and_value(theta, K, priors, _log_trans(theta, K))[0]
+    """log_prior's value alone, to float64's rounding (not its bits): reweighing a run's
+    draws (regime_model.reweigh) reads no gradient, and both of its densities come from
+    here. Each row's Dirichlet term in closed form, alpha_move * sum of the row's logits
+    minus its alpha total times the logits' log-sum-exp (the diagonal's logit is 0), with
+    no [L, K, K] matrix: on the H200 host log_prior's value was half of a trial account's
+    reweighing (5.5 of 10.5 ms; docs/benchmarks.md, thirty-third session)."""
+    t = np.ascontiguousarray(theta.T)  # [D, L]: each coordinate contiguous, no small axes
+    out: FloatArray = np.full(t.shape[1], -(
+        K * np.log(priors.mu_scale) + np.log(priors.log_sigma_scale)
+        + (K - 1) * np.log(priors.eta_scale) + K * np.log(2 * np.pi)))  # fmt: skip
+    for row, loc, scale in [(k, priors.mu_loc, priors.mu_scale) for k in range(K)] + [
+            (K, priors.log_sigma_loc, priors.log_sigma_scale)] + [
+            (K + k, priors.eta_loc, priors.eta_scale) for k in range(1, K)]:  # fmt: skip
+        z = (t[row] - loc) / scale
+        out -= 0.5 * z * z
+    row_alpha = priors.alpha_stay + (K - 1) * priors.alpha_move
+    for i in range(K):  # row i of P: its logits u (K - 1 of them) and the diagonal's 0
+        u = t[2 * K + i * (K - 1) : 2 * K + (i + 1) * (K - 1)]
+        top = np.maximum(u.max(axis=0), 0.0)
+        lse = top + np.log(np.exp(-top) + np.exp(u - top).sum(axis=0))
+        out += priors.alpha_move * u.sum(axis=0) - row_alpha * lse
+    return out
 
 
 def _normal_terms_and_value(
