@@ -5,7 +5,8 @@
 # draws sent 36 MB a bar; now its windows and draws (about 1 MB).
 # `one`: verify-gpu --quick and the golden digest in this tree; a trial account's
 # reweighing alone (reweigh_time.py wgpu 9) in base31 (a `git archive` tree of ef08562,
-# the session's start, carried as scratch/trees/base31) and here, alternated twice; the
+# the session's start, carried as scratch/trees/base31) and here, alternated twice (here
+# with `profile`, added 2026-12-05 before its first run: one more call under cProfile); the
 # trial round with `--between-bars` (named between31) and `--at-bar` (atbar31; a GPU's
 # default, `auto`, is the same), alternated twice. Not run in the thirty-first or the
 # thirty-second session: no device machine was lent; its results carry the day it runs.
@@ -25,7 +26,7 @@ one)
     verify_digest "$ROOT"
     for n in 1 2; do
         in_tree "$ROOT/scratch/trees/base31" script "reweigh-time-base31-$n" 120 reweigh_time.py wgpu 9
-        script "reweigh-time-rows-$n" 120 reweigh_time.py wgpu 9
+        script "reweigh-time-rows-$n" 120 reweigh_time.py wgpu 9 profile
     done
     bundle one
     for n in 1 2; do
