@@ -52,6 +52,14 @@ class ModelSpec:
     # two readings of a window at a regime change instead of waiting for HMC to cross
     # (one more density evaluation per iteration; docs/benchmarks.md measures both).
     shift_moves: bool = True
+    # [model] sample_between_bars: the sampler between bars runs on until its Monte Carlo
+    # errors are within this share of the gate's bounds (its estimate is still judged by
+    # the gate itself). Reweighting to the next bar's window widens them, by 1 / sqrt(the
+    # weights' ESS share) and by the posterior's move; an instrument it pushes over the
+    # gate runs the bar's sampler. At 0.6 the H200's trial accounts sent 19 instruments to
+    # the bar in 60 account-updates against 69 at 1 (docs/benchmarks.md, thirty-third
+    # session); the cost is the sampler's, between bars.
+    between_bars_margin: float = 0.6
 
     def __post_init__(self) -> None:
         check_states(self.n_states)
@@ -73,6 +81,9 @@ class ModelSpec:
             )
         if not (self.mcse_max > 0 and self.vol_mcse_max > 0 and self.two_readings >= 0):
             raise ValueError("ModelSpec.mcse_max and vol_mcse_max must be > 0, two_readings >= 0")
+        if not 0.0 < self.between_bars_margin <= 1.0:
+            raise ValueError("ModelSpec.between_bars_margin must be in (0, 1], got "
+                             f"{self.between_bars_margin}")  # fmt: skip
         if self.trajectory not in ("jitter", "chees"):
             raise ValueError(f"ModelSpec.trajectory: jitter or chees, not {self.trajectory!r}")
         if not 0.0 < self.target_accept < 1.0:

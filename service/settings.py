@@ -164,6 +164,8 @@ class ModelSettings(Frozen):
     sample_between_bars: bool | Literal["auto"] = Field(
         default="auto", description="each update's sampler after its commit, the bar reweighing "
         "its draws (between_bars.py); auto: on where the model runs on a CPU")
+    between_bars_margin: float = Field(default=0.6, gt=0.0, le=1.0, description="between bars "
+        "the sampler runs on to this share of the gate's errors (regime_model/spec.py: why)")
     extend_max: int = Field(
         default=2, ge=0, le=8,
         description="blocks an instrument that fails the convergence gate, or whose window "

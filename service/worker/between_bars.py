@@ -9,15 +9,21 @@ carries it committed: the update's MCMC, `refresh` as ever (the same seq, seed a
 carries), now between bars. The chains' carries after it are committed with bar n+1's
 checkpoint. A worker restarted between bars samples the committed window again before
 its next bar (`Trader.update`): the same inputs, the same bits, so a resumed worker's
-estimates are those it would have made. The instruments sampled at the bar are not
-sampled twice: an instrument's refresh does not depend on the batch it is in, so their
-bar's run is their sample (tests/service/test_between_bars.py).
+estimates are those it would have made (tests/service/test_between_bars.py).
+
+The sampler between bars runs on until its Monte Carlo errors are within
+`[model] between_bars_margin` of the gate, so that reweighting seldom pushes an
+instrument over the gate; its estimate is judged by the gate itself. The bar's sampler
+stops at the gate, so with a margin below 1 the instruments it ran are sampled again
+between bars (from the same carries: the bar's run is where theirs starts); at 1 the
+bar's run is their sample, as an instrument's refresh does not depend on its batch.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Collection
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -26,7 +32,13 @@ import structlog
 from gpu_backend.backend_processor import runs_on_cpu
 from gpu_backend.backend_traffic import take_traffic
 from regime_model.backend import Backend
-from regime_model.estimate import RegimeEstimate, gather_rows, merge_rows, take_rows
+from regime_model.estimate import (
+    RegimeEstimate,
+    gather_rows,
+    merge_rows,
+    passes_gate,
+    take_rows,
+)
 from regime_model.reweigh import WHY, Sample, reweigh, sample_of
 from regime_model.spec import ModelSpec
 from regime_model.types import FloatArray
@@ -77,6 +89,11 @@ class _AtBar(NamedTuple):
 class BetweenBars:
     def __init__(self, spec: ModelSpec, backend: Backend) -> None:
         self.spec, self.backend = spec, backend
+        # The sampler between bars runs on to spec.between_bars_margin of the gate; the bar's
+        # sampler, for the instruments sent there, to the gate itself (it is on the path).
+        margin = spec.between_bars_margin
+        self.sampling = replace(spec, mcse_max=margin * spec.mcse_max,
+                                vol_mcse_max=margin * spec.vol_mcse_max)  # fmt: skip
         self.kept: dict[Symbol, _Kept] = {}
         self.pending: UpdateInputs | None = None  # an update whose window is not sampled yet
         self._at_bar: _AtBar | None = None
@@ -157,6 +174,8 @@ class BetweenBars:
             return []
         t0 = time.perf_counter()
         N = len(inputs.symbols)
+        if self.sampling != self.spec:  # the bar's run stopped at the gate: run on here
+            at_bar = None
         rest = np.setdiff1d(np.arange(N), at_bar.rows if at_bar else [])
         parts: list[tuple[RegimeEstimate, np.ndarray]] = []
         carries: list[InstrumentCarry | None] = [None] * N
@@ -165,8 +184,9 @@ class BetweenBars:
         if len(rest):
             estimate, ran, info = refresh(
                 inputs.returns[rest], [inputs.carries[i] for i in rest], inputs.keys[rest],
-                inputs.seq, inputs.seed, self.spec, self.backend, diagnose="failing")  # fmt: skip
-            parts.append((estimate, rest))
+                inputs.seq, inputs.seed, self.sampling, self.backend,
+                diagnose="failing")  # fmt: skip
+            parts.append((self._judged(estimate, info.draws or []), rest))
             evals, extended = info.gradient_evals, info.extended
             for j, i in enumerate(rest):
                 carries[i], draws[i] = ran[j], (info.draws or [])[j]
@@ -188,6 +208,17 @@ class BetweenBars:
                  device=take_traffic(self.backend)._asdict())  # fmt: skip
         return [(s, c) for s, c in zip(inputs.symbols, carries, strict=True)
                 if c is not None and s in traded]  # fmt: skip
+
+    def _judged(self, estimate: RegimeEstimate, draws: list[FloatArray]) -> RegimeEstimate:
+        """The sample's estimate with `converged` by the gate itself, not the margin's: the
+        bar sends an instrument to its sampler where the reweighted draws fail the gate
+        that the sample passed (regime_model.reweigh)."""
+        if self.sampling == self.spec:
+            return estimate
+        mcse = np.stack([estimate.p_turbulent_mcse, estimate.vol_mcse], axis=1)
+        chains = np.array([len(d) for d in draws]) // self.spec.draws
+        return estimate._replace(converged=passes_gate(
+            mcse, np.asarray(estimate.divergences), chains, self.spec))
 
     def _sample_of(self, symbols: list[Symbol]) -> Sample:
         rows = [self.kept[s] for s in symbols]

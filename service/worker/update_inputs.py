@@ -39,6 +39,7 @@ def model_spec(settings: ModelSettings) -> ModelSpec:
         warmup_cold=settings.warmup_cold,
         warmup_warm=settings.warmup_warm,
         shift_moves=settings.shift_moves,
+        between_bars_margin=settings.between_bars_margin,
     )
 
 

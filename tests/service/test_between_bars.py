@@ -25,15 +25,19 @@ from service.worker.replay import replay_update
 from service.worker.update_inputs import STAMP_KEY, inputs_of, model_spec
 
 
-def between_bars_config(folder: Path) -> LoadedConfig:
-    settings = two_account_settings(effort=LIGHT_EFFORT + "sample_between_bars = true\n")
+def between_bars_config(folder: Path, model: str = "", extend_max: int = 0) -> LoadedConfig:
+    effort = LIGHT_EFFORT + "sample_between_bars = true\n" + model
+    settings = two_account_settings(effort=effort)
+    settings = settings.replace("extend_max = 0", f"extend_max = {extend_max}")
     return load_config(write_config(folder, settings))
 
 
+@pytest.mark.parametrize("margin", [1.0, 0.6])
 def test_after_the_first_bar_the_bar_reweighs_and_the_sampler_runs_after_the_update(
-    tmp_path: Path,
+    tmp_path: Path, margin: float
 ) -> None:
-    rig = Rig(between_bars_config(tmp_path / "config"), tmp_path / "state")
+    config = between_bars_config(tmp_path / "config", f"between_bars_margin = {margin}\n")
+    rig = Rig(config, tmp_path / "state")
     rig.trader.resume()
     with structlog.testing.capture_logs() as logs:
         for n in range(4):
@@ -50,7 +54,41 @@ def test_after_the_first_bar_the_bar_reweighs_and_the_sampler_runs_after_the_upd
         assert 0.25 <= model["min_share"] <= 1.0
     sampled = [e for e in logs if e["event"] == "model.sampled"]
     assert [e["seq"] for e in sampled] == [1, 2, 3, 4]
-    assert [e["from_the_bar"] for e in sampled] == [3, 0, 0, 0]  # the first bar's run reused
+    # At a margin of 1 the first bar's run is reused; below it, it stopped at the gate and
+    # the instruments run again between bars, on to the margin.
+    reused = 3 if margin == 1.0 else 0
+    assert [e["from_the_bar"] for e in sampled] == [reused, 0, 0, 0]
+    assert [e["sampled"] for e in sampled] == [3 - reused, 3, 3, 3]
+
+
+def test_between_bars_the_sampler_runs_on_to_the_margin_and_the_gate_judges_its_estimate(
+    tmp_path: Path,
+) -> None:
+    """A margin below 1 runs the sampler between bars on until both decision quantities'
+    Monte Carlo errors are within that share of the gate (or its blocks are spent): an
+    estimate reweighted to the next window starts that far below the gate. The kept
+    estimate's `converged` is the gate's own verdict, which the bar compares against."""
+    config = between_bars_config(tmp_path / "config", "between_bars_margin = 0.3\n", 1)
+    rig = Rig(config, tmp_path / "state")
+    rig.trader.resume()
+    for n in range(3):
+        rig.update(n)
+    between = rig.trader.between
+    assert isinstance(between, BetweenBars)
+    spec = model_spec(rig.trader.config.settings.model)
+    kept = list(between.kept.values())
+    p_mcse = np.array([k.estimate.p_turbulent_mcse[0] for k in kept])
+    vol_mcse = np.array([k.estimate.vol_mcse[0] for k in kept])
+    chains = np.array([len(k.draws) for k in kept]) // spec.draws
+    within = (p_mcse <= 0.3 * spec.mcse_max) & (vol_mcse <= 0.3 * spec.vol_mcse_max)
+    ran_on = chains > spec.chains  # a block ran (its one block here: it may still be short)
+    assert np.all(within | ran_on)
+    assert ran_on.any()  # this margin is strict enough that some instrument ran on
+    gate = (p_mcse <= spec.mcse_max) & (vol_mcse <= spec.vol_mcse_max)
+    divergences = np.array([k.estimate.divergences[0] for k in kept])
+    gate &= divergences <= spec.divergence_rate_max * chains * spec.draws
+    assert [bool(k.estimate.converged[0]) for k in kept] == list(gate)
+    rig.close()
 
 
 def test_a_worker_restarted_between_bars_makes_the_decisions_it_would_have_made(
