@@ -162,8 +162,8 @@ class ModelSettings(Frozen):
     shared_device: bool = Field(default=False, description="one process's GPU runs every "
                                 "account's warm updates, joined (gpu_backend/device_server.py)")
     sample_between_bars: bool | Literal["auto"] = Field(
-        default="auto", description="each update's sampler after its commit, the bar reweighing "
-        "its draws (between_bars.py); auto: on where the model runs on a CPU")
+        default=True, description="each update's sampler after its commit, the bar reweighing "
+        "its draws (between_bars.py); auto, an earlier default, is now the same as true")
     between_bars_margin: float = Field(default=0.6, gt=0.0, le=1.0, description="between bars "
         "the sampler runs on to this share of the gate's errors (regime_model/spec.py: why)")
     extend_max: int = Field(

@@ -64,8 +64,8 @@ class RoundShape:
     shared_device: bool = False  # [model] shared_device: warm updates on one device process
     # [model] extension_chains: a run-on block's chains, a wide start's (the daemon's default)
     extension_chains: int = ModelSettings.model_fields["extension_chains"].default
-    # [model] sample_between_bars: the sampler after the commit; "auto" on a CPU only
-    between_bars: bool | str = "auto"
+    # [model] sample_between_bars: the sampler after the commit (the daemon's default)
+    between_bars: bool | str = ModelSettings.model_fields["sample_between_bars"].default
 
     def check(self) -> None:
         """ValueError naming the flag, before anything is started."""
@@ -117,7 +117,7 @@ def settings_text(shape: RoundShape) -> str:
         f'backend = "{shape.backend}"\nshift_moves = {str(shape.shift_moves).lower()}\n'
         f"shared_device = {str(shape.shared_device).lower()}\n"
         f"extension_chains = {shape.extension_chains}\n"
-        f"sample_between_bars = {json.dumps(shape.between_bars)}\n\n"  # "auto", true, false
+        f"sample_between_bars = {json.dumps(shape.between_bars)}\n\n"  # true, false, "auto"
         f'[broker]\nkind = "sim"\n\n[logging]\nlevel = "info"\nformat = "json"\n'
     )
 

@@ -4,6 +4,7 @@ committed checkpoint (service/bench/round.py)."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from service.commands.output import add_output_flags, emit, logs_to_stderr
@@ -37,11 +38,12 @@ def add_round_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]
     rnd.add_argument("--extension-chains", type=int, default=wide, help=f"[model] "
                      f"extension_chains (default {wide}, the daemon's): a run-on block's chains, "
                      "with which an instrument that ran on starts its next update")
-    mode = rnd.add_mutually_exclusive_group()  # neither: "auto", the daemon's default
+    between = ModelSettings.model_fields["sample_between_bars"].default  # neither: the daemon's
+    mode = rnd.add_mutually_exclusive_group()
     mode.add_argument("--between-bars", dest="between_bars", action="store_const", const=True,
-                      default="auto", help="[model] sample_between_bars = true: each update's "
+                      default=between, help="[model] sample_between_bars = true: each update's "
                       "sampler after its commit, the bar's estimate by reweighting its draws "
-                      "(default auto, the daemon's: on where the model runs on a CPU)")
+                      f"(the daemon's default, {json.dumps(between)})")
     mode.add_argument("--at-bar", dest="between_bars", action="store_const", const=False,
                       help="[model] sample_between_bars = false: the sampler at the bar")
     add_output_flags(rnd, "the figures")

@@ -100,7 +100,7 @@ class Trader:
                                warmup_backend or same_kind(backend), self.faults)
         self.added_live: set[Symbol] = set()  # for model.warming's reason
         self.control = TradingMode(account)  # pause, resume, flatten (service/control/)
-        between = between_bars_on(settings.model.sample_between_bars, backend)
+        between = between_bars_on(settings.model.sample_between_bars)
         self.between = BetweenBars(self.spec, backend) if between else None  # after the commit
 
     @property

@@ -112,7 +112,7 @@ def test_the_settings_it_runs_are_valid_and_carry_the_shape(
     """--shift-moves off measures the daemon without the level-shift move; --shared-device
     with one device process for every account; --extension-chains with wider run-on blocks;
     --between-bars with each update's sampler after its commit, --at-bar without it, and
-    neither with the daemon's "auto"."""
+    and "auto", an earlier default, still accepted."""
     shape = round_bench.RoundShape(accounts=2, instruments=3, chains=6, shift_moves=shift_moves,
                                    shared_device=shared, extension_chains=wide,
                                    between_bars=between)  # fmt: skip
@@ -207,17 +207,17 @@ def test_a_run_that_samples_between_bars_reports_its_sampler_and_reweighing() ->
     assert "p50 302.5" in line and "'gate': 0.0" in line and "at least 0.750" in line
 
 
-def test_on_a_cpu_the_daemons_default_samples_between_bars(
+def test_the_daemons_default_samples_between_bars(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Neither --between-bars nor --at-bar: [model] sample_between_bars = "auto", which a
-    numpy worker turns on: its warm updates reweigh, its sampler runs after each commit."""
+    """Neither --between-bars nor --at-bar: [model] sample_between_bars as the daemon's
+    default, true: the warm updates reweigh, the sampler runs after each commit."""
     argv = ["bench", "round", "--accounts", "2", "--instruments", "4", "--chains", "2",
             "--window", "32", "--bars", "3", "--backend", "numpy", "--pace-s", "2",
             "--lead-s", "6", "--json"]  # fmt: skip
     assert cli.main(argv) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["between_bars"] == "auto"
+    assert result["between_bars"] is True
     reweighing = result["reweighing"]
     assert reweighing is not None and reweighing["reweighed"]["max"] >= 1
     assert result["sampled_ms"]["p50"] > 0

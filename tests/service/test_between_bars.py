@@ -20,7 +20,7 @@ from service.broker.base import BrokerError
 from service.config_loader import LoadedConfig, load_config
 from service.state.store import StateStore
 from service.worker.assembly import state_path
-from service.worker.between_bars import BetweenBars
+from service.worker.between_bars import BetweenBars, between_bars_on
 from service.worker.replay import replay_update
 from service.worker.update_inputs import STAMP_KEY, inputs_of, model_spec
 
@@ -145,6 +145,12 @@ def test_the_bar_samples_an_instrument_whose_window_is_not_its_sample_moved_on(
                           spec, NumpyBackend(), diagnose="failing")  # fmt: skip
     assert estimate.regime_probs[0].tobytes() == alone.regime_probs[0].tobytes()
     rig.close()
+
+
+def test_auto_an_earlier_default_still_means_between_bars() -> None:
+    """Configs written with sample_between_bars = "auto" (on where the model ran on a CPU,
+    until the H200 measured this mode faster there too) keep it on, now on every backend."""
+    assert between_bars_on("auto") and between_bars_on(True) and not between_bars_on(False)
 
 
 def test_replay_recomputes_an_update_made_by_reweighting_bit_for_bit(tmp_path: Path) -> None:
