@@ -164,7 +164,7 @@ class ModelSettings(Frozen):
     sample_between_bars: bool | Literal["auto"] = Field(
         default=True, description="each update's sampler after its commit, the bar reweighing "
         "its draws (between_bars.py); auto, an earlier default, is now the same as true")
-    between_bars_margin: float = Field(default=0.6, gt=0.0, le=1.0, description="between bars "
+    between_bars_margin: float = Field(default=1.0, gt=0.0, le=1.0, description="between bars "
         "the sampler runs on to this share of the gate's errors (regime_model/spec.py: why)")
     extend_max: int = Field(
         default=2, ge=0, le=8,

@@ -8,12 +8,13 @@
 # 1 (as c2dace3) and 0.6, alternated twice. Set-up as in h200-model.sh, carrying .gl,
 # .whl, .whl-np and scratch/trees/margin33 (make it with the patch applied to c2dace3).
 # `final`, on a later lease, after the margin was built ([model] between_bars_margin,
-# default 0.6) and the mode made the default on every backend: the golden digest; a trial
-# account's reweighing alone (reweigh_time.py wgpu 9 profile) in base33 (a `git archive`
-# tree of c2dace3, the session's start, carried as scratch/trees/base33) and here,
-# alternated twice; the trial round with the daemon's default (neither flag: between bars,
-# the margin 0.6) and `--at-bar`, alternated: default, at the bar, default, at the bar,
-# default. Carry .gl, .whl, .whl-np and scratch/trees/base33.
+# default 1; `bench round --between-bars-margin`) and the mode made the default on every
+# backend: the golden digest; a trial account's reweighing alone (reweigh_time.py wgpu 9
+# profile) in base33 (a `git archive` tree of c2dace3, the session's start, carried as
+# scratch/trees/base33) and here, alternated twice; the trial round with the daemon's
+# default (neither flag: between bars, margin 1), with `--between-bars-margin 0.6` and
+# with `--at-bar`, in turn: default, 0.6, at the bar, default, 0.6 (the device time left
+# allowed five rounds). Carry .gl, .whl, .whl-np and scratch/trees/base33.
 set -u
 ROOT=$(pwd)
 SESSION=thirtythird
@@ -38,10 +39,10 @@ final)
         script "reweigh-time-prior33-$n" 120 reweigh_time.py wgpu 9 profile
     done
     bundle final
-    for n in 1 2 3; do
+    for n in 1 2; do
         round "$ROOT" "default33-$n" wgpu 12 3
-        bundle final
-        [ "$n" -lt 3 ] && round "$ROOT" "atbar33-$n" wgpu 12 3 --at-bar
+        round "$ROOT" "margin06-$n" wgpu 12 3 --between-bars-margin 0.6
+        [ "$n" = 1 ] && round "$ROOT" "atbar33-$n" wgpu 12 3 --at-bar
         bundle final
     done
     ;;

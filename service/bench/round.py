@@ -66,6 +66,8 @@ class RoundShape:
     extension_chains: int = ModelSettings.model_fields["extension_chains"].default
     # [model] sample_between_bars: the sampler after the commit (the daemon's default)
     between_bars: bool | str = ModelSettings.model_fields["sample_between_bars"].default
+    # [model] between_bars_margin: the sampler between bars on to this share of the gate
+    between_bars_margin: float = ModelSettings.model_fields["between_bars_margin"].default
 
     def check(self) -> None:
         """ValueError naming the flag, before anything is started."""
@@ -84,6 +86,8 @@ class RoundShape:
                 ("backend", self.backend, self.backend in BACKENDS, f"must be one of {BACKENDS}"),
                 ("pace_s", self.pace_s, self.pace_s > 0, "must be positive"),
                 ("lead_s", self.lead_s, self.lead_s > 0, "must be positive"),
+                ("between_bars_margin", self.between_bars_margin,
+                 0 < self.between_bars_margin <= 1, "must be in (0, 1]"),
             )
             if not ok
         ]
@@ -117,7 +121,8 @@ def settings_text(shape: RoundShape) -> str:
         f'backend = "{shape.backend}"\nshift_moves = {str(shape.shift_moves).lower()}\n'
         f"shared_device = {str(shape.shared_device).lower()}\n"
         f"extension_chains = {shape.extension_chains}\n"
-        f"sample_between_bars = {json.dumps(shape.between_bars)}\n\n"  # true, false, "auto"
+        f"sample_between_bars = {json.dumps(shape.between_bars)}\n"  # true, false, "auto"
+        f"between_bars_margin = {shape.between_bars_margin}\n\n"
         f'[broker]\nkind = "sim"\n\n[logging]\nlevel = "info"\nformat = "json"\n'
     )
 
@@ -228,6 +233,7 @@ def _shape_fields(shape: RoundShape) -> dict[str, Any]:
         "shared_device": shape.shared_device,
         "extension_chains": shape.extension_chains,
         "between_bars": shape.between_bars,
+        "between_bars_margin": shape.between_bars_margin,
         "pace_s": shape.pace_s,
         "date": time.strftime("%Y-%m-%d"),
     }

@@ -38,6 +38,10 @@ def add_round_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]
     rnd.add_argument("--extension-chains", type=int, default=wide, help=f"[model] "
                      f"extension_chains (default {wide}, the daemon's): a run-on block's chains, "
                      "with which an instrument that ran on starts its next update")
+    margin = ModelSettings.model_fields["between_bars_margin"].default
+    rnd.add_argument("--between-bars-margin", type=float, default=margin, help=f"[model] "
+                     f"between_bars_margin (default {margin}, the daemon's): the sampler "
+                     "between bars runs on to this share of the gate's errors")
     between = ModelSettings.model_fields["sample_between_bars"].default  # neither: the daemon's
     mode = rnd.add_mutually_exclusive_group()
     mode.add_argument("--between-bars", dest="between_bars", action="store_const", const=True,
@@ -56,7 +60,7 @@ def round_handler(args: argparse.Namespace) -> int:
     shape = round_bench.RoundShape(
         args.accounts, args.instruments, args.chains, args.window, args.states, args.bars,
         args.backend, args.pace_s, args.lead_s, args.shift_moves == "on", args.shared_device,
-        args.extension_chains, args.between_bars,
+        args.extension_chains, args.between_bars, args.between_bars_margin,
     )
     try:
         shape.check()

@@ -86,13 +86,14 @@ def _check_rounds(result: dict[str, Any]) -> None:
 
 def test_the_shape_is_checked_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["bench", "round", "--accounts", "3", "--instruments", "2", "--bars", "1",
-            "--chains", "65", "--extension-chains", "8"]
+            "--chains", "65", "--extension-chains", "8", "--between-bars-margin", "1.5"]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert "--instruments 2 must be at least --accounts" in err
     assert "--bars 1 must be at least 2" in err
     assert "--chains 65 must be 2..64" in err
     assert "--extension-chains 8 must be --chains..256" in err
+    assert "--between-bars-margin 1.5 must be in (0, 1]" in err
 
 
 @pytest.mark.parametrize(("count", "accounts"), [(268, 5), (6, 2), (7, 3), (3, 3)])
@@ -103,24 +104,27 @@ def test_instruments_are_shared_out_evenly(count: int, accounts: int) -> None:
     assert [s for r in runs for s in r] == round_bench.symbols(count)
 
 
-@pytest.mark.parametrize(("shift_moves", "shared", "wide", "between"),
-                         [(True, False, 32, "auto"), (False, True, 64, True),
-                          (True, False, 32, False)])  # fmt: skip
+@pytest.mark.parametrize(("shift_moves", "shared", "wide", "between", "margin"),
+                         [(True, False, 32, "auto", 1.0), (False, True, 64, True, 0.6),
+                          (True, False, 32, False, 1.0)])  # fmt: skip
 def test_the_settings_it_runs_are_valid_and_carry_the_shape(
-    tmp_path: Path, shift_moves: bool, shared: bool, wide: int, between: bool | str
+    tmp_path: Path, shift_moves: bool, shared: bool, wide: int, between: bool | str,
+    margin: float,
 ) -> None:
     """--shift-moves off measures the daemon without the level-shift move; --shared-device
     with one device process for every account; --extension-chains with wider run-on blocks;
     --between-bars with each update's sampler after its commit, --at-bar without it, and
-    and "auto", an earlier default, still accepted."""
+    "auto", an earlier default, still accepted; --between-bars-margin with that sampler
+    run on to a share of the gate."""
     shape = round_bench.RoundShape(accounts=2, instruments=3, chains=6, shift_moves=shift_moves,
                                    shared_device=shared, extension_chains=wide,
-                                   between_bars=between)  # fmt: skip
+                                   between_bars=between, between_bars_margin=margin)  # fmt: skip
     (tmp_path / "instruments.toml").write_text(round_bench.instruments_text(shape))
     (tmp_path / "config.toml").write_text(round_bench.settings_text(shape))
     model = load_config(tmp_path / "config.toml").settings.model
     assert (model.chains, model.shift_moves, model.shared_device, model.extension_chains,
-            model.sample_between_bars) == (6, shift_moves, shared, wide, between)
+            model.sample_between_bars, model.between_bars_margin) == (
+                6, shift_moves, shared, wide, between, margin)
 
 
 # -- the reduction, on events written out by hand ------------------------------------------
