@@ -91,10 +91,13 @@ def test_between_bars_the_sampler_runs_on_to_the_margin_and_the_gate_judges_its_
     rig.close()
 
 
+@pytest.mark.parametrize("margin", [1.0, 0.6])
 def test_a_worker_restarted_between_bars_makes_the_decisions_it_would_have_made(
-    tmp_path: Path,
+    tmp_path: Path, margin: float
 ) -> None:
-    config = between_bars_config(tmp_path / "config")
+    """At a margin below 1 too, where the bar's run is not reused as the sample: the
+    restarted worker samples its last window as the uninterrupted one did."""
+    config = between_bars_config(tmp_path / "config", f"between_bars_margin = {margin}\n", 1)
     straight = Rig(config, tmp_path / "straight")
     straight.trader.resume()
     for n in range(5):
