@@ -105,8 +105,8 @@ def log_prior_value(theta: FloatArray, K: int, priors: Priors) -> FloatArray:
     draws (regime_model.reweigh) reads no gradient, and both of its densities come from
     here. Each row's Dirichlet term in closed form, alpha_move * sum of the row's logits
     minus its alpha total times the logits' log-sum-exp (the diagonal's logit is 0), with
-    no [L, K, K] matrix: on the H200 host log_prior's value was half of a trial account's
-    reweighing (5.5 of 10.5 ms; docs/benchmarks.md, thirty-third session)."""
+    no [L, K, K] matrix: on the H200 host log_prior's value was 5.5 of a trial account's
+    9.5 ms reweighing under cProfile, now 1.8 (docs/benchmarks.md, thirty-third session)."""
     t = np.ascontiguousarray(theta.T)  # [D, L]: each coordinate contiguous, no small axes
     out: FloatArray = np.full(t.shape[1], -(
         K * np.log(priors.mu_scale) + np.log(priors.log_sigma_scale)

@@ -56,10 +56,11 @@ class ModelSpec:
     # errors are within this share of the gate's bounds (its estimate is still judged by
     # the gate itself). Reweighting to the next bar's window widens them, by 1 / sqrt(the
     # weights' ESS share) and by the posterior's move; an instrument it pushes over the
-    # gate runs the bar's sampler. At 0.6 the H200's trial accounts sent 19 instruments to
-    # the bar in 60 account-updates against 69 at 1; on a CPU the longer sampler and its
-    # wider samples cost more than that saves: the embedded default's update took 72 ms at
-    # the median against 43-45 (docs/benchmarks.md, thirty-third session). So 1 by default.
+    # gate runs the bar's sampler. At 0.6 the H200's trial accounts sent 22 instruments to
+    # the bar in 60 account-updates against 71 at 1 (warm round p50 47-50 ms against 54);
+    # on a CPU the longer sampler and its wider samples cost more than that saves: the
+    # embedded default's update took 72 ms at the median against 43-45 (docs/benchmarks.md,
+    # thirty-third session). So 1 by default.
     between_bars_margin: float = 1.0
 
     def __post_init__(self) -> None:
