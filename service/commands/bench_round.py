@@ -39,7 +39,8 @@ def add_round_command(kinds: argparse._SubParsersAction[argparse.ArgumentParser]
                      f"extension_chains (default {wide}, the daemon's): a run-on block's chains, "
                      "with which an instrument that ran on starts its next update")
     margin = ModelSettings.model_fields["between_bars_margin"].default
-    rnd.add_argument("--between-bars-margin", type=float, default=margin, help=f"[model] "
+    rnd.add_argument("--between-bars-margin", type=float, default=margin, metavar="M",
+                     help=f"[model] "
                      f"between_bars_margin (default {margin}, the daemon's): the sampler "
                      "between bars runs on to this share of the gate's errors")
     between = ModelSettings.model_fields["sample_between_bars"].default  # neither: the daemon's

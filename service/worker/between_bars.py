@@ -174,7 +174,7 @@ class BetweenBars:
             return []
         t0 = time.perf_counter()
         N = len(inputs.symbols)
-        if self.sampling != self.spec:  # the bar's run stopped at the gate: run on here
+        if self.spec.between_bars_margin < 1:  # the bar's run stopped at the gate: run on here
             at_bar = None
         rest = np.setdiff1d(np.arange(N), at_bar.rows if at_bar else [])
         parts: list[tuple[RegimeEstimate, np.ndarray]] = []
@@ -213,7 +213,7 @@ class BetweenBars:
         """The sample's estimate with `converged` by the gate itself, not the margin's: the
         bar sends an instrument to its sampler where the reweighted draws fail the gate
         that the sample passed (regime_model.reweigh)."""
-        if self.sampling == self.spec:
+        if self.spec.between_bars_margin >= 1:
             return estimate
         mcse = np.stack([estimate.p_turbulent_mcse, estimate.vol_mcse], axis=1)
         chains = np.array([len(d) for d in draws]) // self.spec.draws

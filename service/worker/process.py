@@ -188,7 +188,7 @@ def _trade(
     faults.watch_stop(stop)
     update_allowance = supervision.startup_budget_s  # the first update may be a cold one
     reason = "stop-after reached"
-    turns = BarTurns(spec.state_dir)  # held for the worker's life: closed at its exit
+    turns = BarTurns(spec.state_dir)  # closed after the loop (by the process's exit if it raises)
     sampler = SamplerTurn(trader, turns, clock, supervision,
                           lambda allowance_s: beat.send("beat", trader.seq, allowance_s))
     while not stop.is_set() and (spec.stop_at_seq is None or trader.seq < spec.stop_at_seq):
@@ -215,6 +215,7 @@ def _trade(
         update_allowance = max(supervision.update_budget_s, 10 * (time.monotonic() - started))
         if updated:
             sampler.run(bar_time, stop)
+    turns.close()
     if stop.is_set():
         reason = "stop requested"
     _let_warmup_finish(trader, beat, supervision.heartbeat_s, supervision.shutdown_budget_s / 2)
