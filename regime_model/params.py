@@ -161,3 +161,20 @@ def scale_grad(theta: FloatArray, K: int, g_log_sigma: FloatArray) -> FloatArray
     upper = np.cumsum(g_log_sigma[:, ::-1], axis=1)[:, ::-1]
     eta = theta[:, K + 1 : 2 * K]
     return np.concatenate([upper[:, :1], _sigmoid(eta) * upper[:, 1:]], axis=1)
+
+
+def moved_prior_change(
+    mu: FloatArray, s1: FloatArray, log_ratio: FloatArray, priors: Priors
+) -> FloatArray:
+    """log_prior_value of draws moved into units scaled by 1 / r (the means times r, log
+    sigma_0 plus log r; log_ratio [L] = log r), less its value unmoved, from their means
+    mu [K, L] (state-major) and log sigma_0 s1 [L] alone: the other terms do not move.
+    What reweighing adds at the bar instead of evaluating the whole prior there
+    (regime_model.next_bar)."""
+    r = np.exp(log_ratio)
+    # (mu r - m)^2 - (mu - m)^2 = (r^2 - 1) mu^2 - 2 m (r - 1) mu, summed over the K means
+    means = (r * r - 1.0) * (mu * mu).sum(axis=0) - 2.0 * priors.mu_loc * (r - 1.0) * mu.sum(axis=0)
+    # (s1 + lr - m)^2 - (s1 - m)^2 = lr (2 (s1 - m) + lr)
+    scale = log_ratio * (2.0 * (s1 - priors.log_sigma_loc) + log_ratio)
+    out: FloatArray = -0.5 * (means / priors.mu_scale**2 + scale / priors.log_sigma_scale**2)
+    return out

@@ -26,6 +26,7 @@ import numpy as np
 from regime_model.backend import Backend
 from regime_model.diagnostics import bulk_ess
 from regime_model.estimate import RegimeEstimate, decision_values, passes_gate, take_rows
+from regime_model.next_bar import Ahead, ahead_of, join, step
 from regime_model.params import log_prior_value
 from regime_model.scaling import robust_scale
 from regime_model.spec import ModelSpec
@@ -49,6 +50,9 @@ class Sample(NamedTuple):
     # the new window, from the same chains, moved instruments that had just passed the
     # gate back over it by the estimate's own noise (docs/benchmarks.md, thirtieth session).
     ess: FloatArray
+    # Each instrument's draws filtered over the window's last T-1 bars (None: no draws): a
+    # window moved one bar on is reweighed by one step from it (regime_model.next_bar).
+    ahead: list[Ahead | None]
 
 
 class Reweighed(NamedTuple):
@@ -65,18 +69,22 @@ def sample_of(
     returns: FloatArray, estimate: RegimeEstimate, draws: list[FloatArray], spec: ModelSpec,
     backend: Backend,
 ) -> Sample:
-    """The Sample of an update's windows, estimate and final draws (RefreshInfo.draws):
-    one forward filter of every draw over its window, between bars."""
+    """The Sample of an update's windows, estimate and final draws (RefreshInfo.draws),
+    between bars: every draw filtered over its window, and over the window's last T-1 bars
+    for the next bar's step (two passes, each window read once by its draws)."""
     returns = np.asarray(returns, dtype=np.float64)
     scaled = returns / robust_scale(returns)[:, None]
     density: list[FloatArray] = [np.empty(0)] * len(draws)
+    ahead: list[Ahead | None] = [None] * len(draws)
     ess = np.zeros((len(draws), 2))
     for g in _filtered(draws, scaled, spec, backend):
+        M = g.density.shape[1]
+        kept = ahead_of(g.theta, scaled[g.rows], g.likelihood, spec.n_states, M, backend)
         for j, i in enumerate(g.rows):
-            density[i] = g.density[j]
+            density[i], ahead[i] = g.density[j], kept.lanes(j * M, (j + 1) * M)
         q = decision_values(g.filtered, g.var)
         ess[g.rows] = bulk_ess(q.reshape(len(g.rows), -1, spec.draws, 2))
-    return Sample(returns, draws, density, estimate, ess)
+    return Sample(returns, draws, density, estimate, ess, ahead)
 
 
 class _Group(NamedTuple):
@@ -88,6 +96,8 @@ class _Group(NamedTuple):
     filtered: FloatArray  # [n, M, K]
     mean: FloatArray  # [n, M]
     var: FloatArray  # [n, M]
+    theta: FloatArray  # [n M, D] the draws, as filtered
+    likelihood: FloatArray  # [n M] the density's log likelihood alone
 
 
 def _filtered(
@@ -105,8 +115,8 @@ def _filtered(
         lp = np.asarray(ll, dtype=np.float64) + log_prior_value(theta, K, spec.priors)
         n = len(rows)
         out.append(_Group(rows, lp.reshape(n, -1), np.asarray(pred.filtered_last).reshape(n, -1, K),
-                          np.asarray(pred.mean).reshape(n, -1),
-                          np.asarray(pred.var).reshape(n, -1)))  # fmt: skip
+                          np.asarray(pred.mean).reshape(n, -1), np.asarray(pred.var).reshape(n, -1),
+                          theta, np.asarray(ll, dtype=np.float64)))  # fmt: skip
     return out
 
 
@@ -127,7 +137,7 @@ def reweigh(
     """The estimate of instruments whose windows are `returns` [N, T], row i from the
     sample's row `rows[i]` (-1: none: sampled at the bar), by reweighting its draws."""
     returns = np.asarray(returns, dtype=np.float64)
-    N, K = len(returns), spec.n_states
+    N = len(returns)
     rows = np.asarray(rows)
     moved = np.zeros(N, dtype=np.int64)
     have = np.flatnonzero(rows >= 0)
@@ -140,14 +150,19 @@ def reweigh(
            "weights": 0, "gate": 0}  # fmt: skip
     if not len(go):
         return Reweighed(estimate, at_bar, share, why)
-    scale_now = robust_scale(returns[go])
-    ratio = robust_scale(sample.returns[rows[go]]) / scale_now
-    draws = [_moved(sample.draws[rows[i]], r, K) for i, r in zip(go, ratio, strict=True)]
+    scale_now, scale_then = robust_scale(returns[go]), robust_scale(sample.returns[rows[go]])
+    ratio = scale_then / scale_now
+    # a window one bar on is the sample's last T-1 bars and the new one: one step from the
+    # filter the sample left (next_bar); any other shift, a pass over the whole window
+    near = (moved[go] == 1) & np.array([sample.ahead[r] is not None for r in rows[go]])
     fields = {f: np.asarray(getattr(estimate, f)).copy() for f in _REWEIGHED}
-    for g in _filtered(draws, returns[go] / scale_now[:, None], spec, backend):
+    src = rows[go]
+    groups = _stepped(sample, src, np.flatnonzero(near), returns[go, -1] / scale_then,
+                      np.log(ratio), spec) + _refiltered(sample, src, np.flatnonzero(~near),
+                      returns[go] / scale_now[:, None], ratio, spec, backend)  # fmt: skip
+    for g in groups:
         at = go[g.rows]  # each group's instruments at once: [n, M] arrays
-        lw = g.density - np.stack([sample.log_density[r] for r in rows[at]])
-        w = np.exp(lw - lw.max(axis=1, keepdims=True))
+        w = np.exp(g.lw - g.lw.max(axis=1, keepdims=True))
         w /= w.sum(axis=1, keepdims=True)
         share[at] = 1.0 / (w.shape[1] * np.sum(w * w, axis=1))
         _fill(fields, at, w, share[at], g, scale_now[g.rows], sample.ess[rows[at]],
@@ -164,6 +179,53 @@ _REWEIGHED = ("regime_probs", "pred_mean", "pred_vol", "converged", "p_turbulent
               "p_turbulent_mcse", "vol_mcse")  # fmt: skip
 
 
+class _Weighed(NamedTuple):
+    """Instruments `rows` (into reweigh's moved ones) with M draws each: their draws' log
+    weights on the new window and their predictive there, [n, M, ...]."""
+
+    rows: IntArray
+    lw: FloatArray  # [n, M]
+    filtered: FloatArray  # [n, M, K]
+    mean: FloatArray  # [n, M], the new window's scaled units
+    var: FloatArray  # [n, M]
+
+
+def _stepped(
+    sample: Sample, src: IntArray, pick: IntArray, y: FloatArray, log_ratio: FloatArray,
+    spec: ModelSpec,
+) -> list[_Weighed]:
+    """The instruments `pick` (sample rows src[pick]) one bar on, by one step from their
+    sample's filter: y, log_ratio [len(src)] their new returns in the sample's units and
+    log(s_old / s_new). No device call: host arithmetic on [K, draws] arrays."""
+    K, T, out = spec.n_states, sample.returns.shape[1], []
+    sizes = np.array([len(sample.draws[r]) for r in src[pick]], dtype=np.int64)
+    for M in np.unique(sizes):
+        these = pick[sizes == M]
+        kept = [a for a in (sample.ahead[r] for r in src[these]) if a is not None]
+        s = step(join(kept), np.repeat(y[these], M), np.repeat(log_ratio[these], M), T,
+                 spec.priors)  # fmt: skip
+        n = len(these)
+        out.append(_Weighed(these, s.change.reshape(n, M), s.filtered.reshape(n, M, K),
+                            s.mean.reshape(n, M), s.var.reshape(n, M)))  # fmt: skip
+    return out
+
+
+def _refiltered(
+    sample: Sample, src: IntArray, pick: IntArray, scaled: FloatArray, ratio: FloatArray,
+    spec: ModelSpec, backend: Backend,
+) -> list[_Weighed]:
+    """The instruments `pick` (sample rows src[pick]) by a pass of their moved draws over
+    their scaled new windows (scaled, ratio [len(src)], as _stepped's)."""
+    if not len(pick):
+        return []
+    K = spec.n_states
+    draws = [_moved(sample.draws[src[i]], ratio[i], K) for i in pick]
+    return [_Weighed(pick[g.rows], g.density - np.stack([sample.log_density[r]
+                                                         for r in src[pick[g.rows]]]),
+                     g.filtered, g.mean, g.var)
+            for g in _filtered(draws, scaled[pick], spec, backend)]  # fmt: skip
+
+
 def _moved(theta: FloatArray, ratio: float, K: int) -> FloatArray:
     """Draws in units scaled by s_old, in units scaled by s_new (ratio = s_old / s_new)."""
     out = np.array(theta, dtype=np.float64)
@@ -174,7 +236,7 @@ def _moved(theta: FloatArray, ratio: float, K: int) -> FloatArray:
 
 def _fill(
     fields: dict[str, FloatArray], rows: IntArray, w: FloatArray, share: FloatArray,
-    g: _Group, scale: FloatArray, ess: FloatArray, divergences: IntArray, spec: ModelSpec,
+    g: _Weighed, scale: FloatArray, ess: FloatArray, divergences: IntArray, spec: ModelSpec,
 ) -> None:
     """The reweighed fields of `rows`, instruments of one draw count M: their weights
     w [n, M], their draws' predictive on the new window (g), their sample's bulk ESS [n, 2]

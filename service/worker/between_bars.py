@@ -38,6 +38,7 @@ from regime_model.estimate import (
     passes_gate,
     take_rows,
 )
+from regime_model.next_bar import Ahead
 from regime_model.reweigh import WHY, Sample, reweigh, sample_of
 from regime_model.spec import ModelSpec
 from regime_model.types import FloatArray
@@ -59,7 +60,8 @@ def between_bars_on(setting: bool | str) -> bool:
 
 class _Kept(NamedTuple):
     """One instrument's last sample: the update whose window it sampled, the window, draws
-    and their densities, estimate, and its decision quantities' bulk ESS."""
+    and their densities, estimate, its decision quantities' bulk ESS, and the filter the
+    next bar finishes (regime_model.next_bar)."""
 
     seq: int
     returns: FloatArray  # [T]
@@ -67,6 +69,7 @@ class _Kept(NamedTuple):
     log_density: FloatArray  # [M]
     estimate: RegimeEstimate  # one row
     ess: FloatArray  # [2]
+    ahead: Ahead | None  # its draws filtered over the window's last T-1 bars
 
 
 class _AtBar(NamedTuple):
@@ -199,7 +202,7 @@ class BetweenBars:
         for k, symbol in enumerate(inputs.symbols):
             self.kept[symbol] = _Kept(inputs.seq, sample.returns[k], sample.draws[k],
                                       sample.log_density[k], take_rows(estimate, np.array([k])),
-                                      sample.ess[k])  # fmt: skip
+                                      sample.ess[k], sample.ahead[k])  # fmt: skip
         self.pending, self._at_bar = None, None
         log.info("model.sampled", seq=inputs.seq, instruments=N, sampled=len(rest),
                  from_the_bar=N - len(rest), gradient_evals=evals, extended=extended,
@@ -226,5 +229,5 @@ class BetweenBars:
                                len(rows))  # fmt: skip
         return Sample(np.stack([k.returns for k in rows]), [k.draws for k in rows],
                       [k.log_density for k in rows], estimate,
-                      np.stack([k.ess for k in rows]))  # fmt: skip
+                      np.stack([k.ess for k in rows]), [k.ahead for k in rows])  # fmt: skip
 

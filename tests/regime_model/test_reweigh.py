@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gpu_backend import NumpyBackend
-from regime_model.params import log_prior, log_prior_value, n_params
+from regime_model.params import log_prior, log_prior_value, moved_prior_change, n_params
 from regime_model.posterior import log_density_and_grad, predictive
 from regime_model.reweigh import MAX_SHIFT, MIN_SHARE, reweigh, sample_of, shifts
 from regime_model.scaling import robust_scale
@@ -28,9 +28,12 @@ def sampled() -> tuple[np.ndarray, object]:
     return returns, sample_of(returns[:, :128], estimate, info.draws or [], SPEC, BACKEND)
 
 
-def test_each_draw_weighs_its_density_on_the_new_window_over_the_old(sampled) -> None:
+@pytest.mark.parametrize("bars_on", [1, 2])
+def test_each_draw_weighs_its_density_on_the_new_window_over_the_old(sampled, bars_on) -> None:
+    """One bar on, by a step from the filter the sample left (regime_model.next_bar); two,
+    by a pass over the new window: both the definition, to float64's rounding."""
     returns, sample = sampled
-    now = returns[:, 1:129]
+    now = returns[:, bars_on : 128 + bars_on]
     got = reweigh(sample, np.arange(3), now, SPEC, BACKEND)
     assert not got.at_bar.any()
     for i in range(3):
@@ -49,8 +52,21 @@ def test_each_draw_weighs_its_density_on_the_new_window_over_the_old(sampled) ->
         np.testing.assert_allclose(got.estimate.regime_probs[i], w @ pred.filtered_last,
                                    rtol=1e-12)  # fmt: skip
         np.testing.assert_allclose(got.estimate.pred_mean[i], (w @ pred.mean) * s_new,
-                                   rtol=1e-12)  # fmt: skip
+                                   rtol=1e-12, atol=1e-12 * s_new)  # a mean near 0: cancels
         assert got.share[i] == pytest.approx(1.0 / (len(w) * (w @ w)))
+
+
+def test_one_bar_on_the_step_gives_every_field_the_whole_windows_pass_gives(sampled) -> None:
+    returns, sample = sampled
+    now = returns[:, 1:129]
+    stepped = reweigh(sample, np.arange(3), now, SPEC, BACKEND)
+    passed = reweigh(sample._replace(ahead=[None] * 3), np.arange(3), now, SPEC, BACKEND)
+    for field in ("regime_probs", "pred_mean", "pred_vol", "p_turbulent_sd",
+                  "p_turbulent_mcse", "vol_mcse"):  # fmt: skip
+        np.testing.assert_allclose(getattr(stepped.estimate, field),
+                                   getattr(passed.estimate, field), rtol=1e-11)  # fmt: skip
+    np.testing.assert_allclose(stepped.share, passed.share, rtol=1e-11)
+    assert np.array_equal(stepped.estimate.converged, passed.estimate.converged)
 
 
 def test_a_window_moved_by_whole_bars_is_found_and_any_other_is_not() -> None:
@@ -87,3 +103,20 @@ def test_the_prior_read_without_its_gradient_is_the_samplers_to_rounding(K: int)
     got, want = log_prior_value(theta, K, priors), log_prior(theta, K, priors)[0]
     assert np.all(np.isfinite(got))
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("K", [2, 3, 4])
+def test_a_moved_draws_prior_changes_by_its_means_and_first_scale_alone(K: int) -> None:
+    """moved_prior_change: the prior of a draw moved into another window's units (means
+    times r, log sigma_0 plus log r) less its own, as the whole prior evaluated twice."""
+    gen = np.random.default_rng(K)
+    theta = gen.normal(size=(500, n_params(K))) * 2.0
+    log_ratio = gen.normal(size=500) * 0.3
+    moved = theta.copy()
+    moved[:, :K] *= np.exp(log_ratio)[:, None]
+    moved[:, K] += log_ratio
+    priors = ModelSpec().priors
+    want = log_prior_value(moved, K, priors) - log_prior_value(theta, K, priors)
+    got = moved_prior_change(theta[:, :K].T, theta[:, K], log_ratio, priors)
+    np.testing.assert_allclose(got, want,
+                               rtol=1e-9, atol=1e-10)  # fmt: skip
