@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from gpu_backend.wgpu_inputs import validate
+from gpu_backend.kernel_inputs import validate
 from regime_model.backend import PredictiveBatch, UpdateBatch, run_on_host
 from regime_model.hmc import host_leapfrog
 from regime_model.posterior import log_density_and_grad, predictive, predictive_and_likelihood

@@ -14,11 +14,12 @@ from functools import partial
 import numpy as np
 
 from gpu_backend.clock_wake import ClockWake
+from gpu_backend.kernel_inputs import validate
 from gpu_backend.lane_threads import threads_per_lane
 from gpu_backend.shaders.accumulate import Accumulate
 from gpu_backend.shaders.hmm import ENTRY_PREDICTIVE, ENTRY_VALUE_GRAD
 from gpu_backend.wgpu_device import Device, open_device
-from gpu_backend.wgpu_inputs import HALF_LOG_2PI, constant_terms, time_major, validate
+from gpu_backend.wgpu_inputs import HALF_LOG_2PI, constant_terms, time_major
 from gpu_backend.wgpu_kernels import F32, HmmKernels, Launch, Result
 from gpu_backend.wgpu_lane_sampler import LaneSampler
 from gpu_backend.wgpu_leapfrog import End, LeapfrogKernels, Start
@@ -55,9 +56,8 @@ class WgpuBackend:
         if accumulate is None:
             accumulate = "f64" if "shader-f64" in self.device.info.features else "kahan"
         lane_threads, sampler_threads = threads_per_lane(self.device.info, lane_threads)
-        self.kernels = HmmKernels(
-            self.device, ALL_STATES, WORKGROUP, accumulate, profile, lane_threads
-        )
+        self.kernels = HmmKernels(self.device, ALL_STATES, WORKGROUP, accumulate, profile,
+                                  lane_threads)  # fmt: skip
         self.trajectories = LeapfrogKernels(self.kernels)
         # A warm batch's whole run in one submission: one dispatch with a workgroup per lane
         # (wgpu_lane_sampler) where scan kernels are on, else a dispatch per step

@@ -1,5 +1,6 @@
-"""What the HMM kernels take and leave out: validated inputs, and the log density's
-constant terms the host adds to what they return."""
+"""What the wgpu kernels take and leave out: the windows as they read them, and the log
+density's constant terms the host adds to what they return. The inputs' check, which
+every backend runs, is gpu_backend.kernel_inputs."""
 
 from __future__ import annotations
 
@@ -7,26 +8,9 @@ import math
 
 import numpy as np
 
-from regime_model.params import check_states, n_params
 from regime_model.types import FloatArray, Priors
 
 HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
-
-
-def validate(
-    theta: FloatArray, y: FloatArray, K: int, per_row: int = 1
-) -> tuple[FloatArray, FloatArray]:
-    """theta [L, D(K)] and y [L / per_row, T] as float64, or ValueError naming what is
-    wrong."""
-    check_states(K)
-    theta, y = np.asarray(theta, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    D = n_params(K)
-    if theta.ndim != 2 or theta.shape[1] != D:
-        raise ValueError(f"theta must be [L, {D}] for K={K}, got shape {theta.shape}")
-    if per_row < 1 or y.ndim != 2 or y.shape[0] * per_row != theta.shape[0] or y.shape[1] < 1:
-        raise ValueError(f"y must be [L={theta.shape[0]} / {per_row} lanes a row, T>=1], "
-                         f"got shape {y.shape}")  # fmt: skip
-    return theta, y
 
 
 def time_major(y: FloatArray, lo: int, hi: int, per_row: int) -> np.ndarray:

@@ -6,12 +6,16 @@ MCMC on window n after bar n's commit; at bar n+1 it only moves those draws to w
 n+1 by importance sampling. Each draw's weight is its log posterior density on the new
 window (the draw moved into the new window's scaled units: the means scale with the
 robust scale, log sigma_0 shifts by its log ratio, a Jacobian that is the same for every
-draw) less its density on the one it was drawn on. The estimate is the weighted means;
-its Monte Carlo errors are the weighted spread over the sample's bulk ESS (its decision
-quantities' over the chains, on its own window) times the weights' ESS share (Kish). An
-instrument is sampled at the bar instead where its window did not move by a few whole
-bars, where the weights keep less than MIN_SHARE of the draws, or where the draws passed
-the gate on their own window and the reweighted ones do not. One bar's weights keep most
+draw) less its density on the one it was drawn on. Where the window moved one bar on, as
+it does at every bar, the new density is all but computed between bars: the filter the
+sample left over the windows' shared T-1 bars, finished at the bar by one step on the
+host (regime_model.next_bar); a window moved further is filtered again at the bar, every
+draw over it. The estimate is the weighted means; its Monte Carlo errors are the
+weighted spread over the sample's bulk ESS (its decision quantities' over the chains, on
+its own window) times the weights' ESS share (Kish). An instrument is sampled at the bar
+instead where its window did not move by a few whole bars, where the weights keep less
+than MIN_SHARE of the draws, or where the draws passed the gate on their own window and
+the reweighted ones do not. One bar's weights keep most
 of the draws (docs/benchmarks.md, thirtieth session: a share of at least 0.42 over 864
 synthetic instrument-bars, 0.21 once in the S&P 500's 2008 crash), and the estimate
 differs from the bar's own MCMC by about two runs' Monte Carlo errors.
