@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from gpu_backend import NumpyBackend
+from regime_model.batches import prior_centre
+from regime_model.estimate import RegimeEstimate
 from regime_model.params import log_prior, log_prior_value, moved_prior_change, n_params
 from regime_model.posterior import log_density_and_grad, predictive
 from regime_model.reweigh import MAX_SHIFT, MIN_SHARE, reweigh, sample_of, shifts
@@ -67,6 +69,27 @@ def test_one_bar_on_the_step_gives_every_field_the_whole_windows_pass_gives(samp
                                    getattr(passed.estimate, field), rtol=1e-11)  # fmt: skip
     np.testing.assert_allclose(stepped.share, passed.share, rtol=1e-11)
     assert np.array_equal(stepped.estimate.converged, passed.estimate.converged)
+
+
+@pytest.mark.parametrize("K", [3, 4])
+def test_the_step_is_the_pass_for_every_number_of_regimes(K: int) -> None:
+    """Draws spread about the priors' centre (two draw counts: two groups), one bar on."""
+    gen = np.random.default_rng(K)
+    spec = ModelSpec(n_states=K, window=64, draws=20)
+    returns, _ = two_regime_returns(4, 65, seed=K)
+    draws = [prior_centre(K, spec.priors)[None] + 0.2 * gen.standard_normal((m, n_params(K)))
+             for m in (40, 40, 80, 40)]  # fmt: skip
+    fields = {k: np.zeros(4) for k in RegimeEstimate._fields}
+    fields.update(regime_probs=np.full((4, K), 1.0 / K), converged=np.ones(4, dtype=bool),
+                  divergences=np.zeros(4, dtype=np.int64))  # fmt: skip
+    sample = sample_of(returns[:, :64], RegimeEstimate(**fields), draws, spec, BACKEND)
+    now = returns[:, 1:]
+    stepped = reweigh(sample, np.arange(4), now, spec, BACKEND)
+    passed = reweigh(sample._replace(ahead=[None] * 4), np.arange(4), now, spec, BACKEND)
+    for field in ("regime_probs", "pred_mean", "pred_vol", "p_turbulent_sd"):
+        np.testing.assert_allclose(getattr(stepped.estimate, field),
+                                   getattr(passed.estimate, field), rtol=1e-11)  # fmt: skip
+    np.testing.assert_allclose(stepped.share, passed.share, rtol=1e-11)
 
 
 def test_a_window_moved_by_whole_bars_is_found_and_any_other_is_not() -> None:
