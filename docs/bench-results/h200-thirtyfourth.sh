@@ -5,8 +5,13 @@
 # scratch/trees/base34). `one`: a trial account's reweighing alone (reweigh_time.py wgpu 9
 # profile) in base34 and here, alternated twice; the trial round in base34 with its
 # default, then here with the default (between bars, margin 1) and at margins 0.6 and 0.5.
-# `two`, right after on the same lease: the rounds again, in the reverse order. Set-up as
-# in h200-model.sh, carrying .gl, .whl, .whl-np and scratch/trees/base34.
+# `two`, right after on the same lease: the rounds again, in the reverse order. Both also
+# run the default round in scratch/trees/wide34: this tree (a `git archive` of the
+# commit that runs it) with gate-sent-wide34.patch applied (`patch -p1`): an instrument
+# the gate sends to the bar's sampler starts there wide (an extension block's chains at
+# its sample's draws), a bet on a GPU's parallel lanes that lavapipe did not pay back
+# (docs/benchmarks.md, thirty-fourth session). Set-up as in h200-model.sh, carrying .gl,
+# .whl, .whl-np, scratch/trees/base34 and scratch/trees/wide34 (60 MB in all).
 set -u
 ROOT=$(pwd)
 SESSION=thirtyfourth
@@ -24,9 +29,11 @@ one)
     round "$ROOT" "default34-1" wgpu 12 3
     round "$ROOT" "margin06-34-1" wgpu 12 3 --between-bars-margin 0.6
     round "$ROOT" "margin05-34-1" wgpu 12 3 --between-bars-margin 0.5
+    round "$ROOT/scratch/trees/wide34" "wide34-1" wgpu 12 3
     bundle one
     ;;
 two)
+    round "$ROOT/scratch/trees/wide34" "wide34-2" wgpu 12 3
     round "$ROOT" "margin05-34-2" wgpu 12 3 --between-bars-margin 0.5
     round "$ROOT" "margin06-34-2" wgpu 12 3 --between-bars-margin 0.6
     round "$ROOT" "default34-2" wgpu 12 3
