@@ -64,6 +64,7 @@ class Reweighed(NamedTuple):
     at_bar: BoolArray  # [N] the instruments the bar samples instead
     share: FloatArray  # [N] the weights' ESS share (NaN where not reweighed)
     why: dict[str, int]  # how many `at_bar` for each reason (WHY), the first that applies
+    by_gate: BoolArray  # [N] those `at_bar` for the gate alone: their draws passed it
 
 
 WHY = ("no_draws", "not_moved", "weights", "gate")
@@ -153,7 +154,7 @@ def reweigh(
     why = {"no_draws": int((rows < 0).sum()), "not_moved": int(((rows >= 0) & at_bar).sum()),
            "weights": 0, "gate": 0}  # fmt: skip
     if not len(go):
-        return Reweighed(estimate, at_bar, share, why)
+        return Reweighed(estimate, at_bar, share, why, np.zeros(N, dtype=bool))
     scale_now, scale_then = robust_scale(returns[go]), robust_scale(sample.returns[rows[go]])
     ratio = scale_then / scale_now
     # a window one bar on is the sample's last T-1 bars and the new one: one step from the
@@ -176,7 +177,29 @@ def reweigh(
     weights = share < MIN_SHARE
     gate = passed_before & ~estimate.converged & ~weights & ~at_bar
     why.update(weights=int(weights.sum()), gate=int(gate.sum()))
-    return Reweighed(estimate, at_bar | weights | gate, share, why)
+    return Reweighed(estimate, at_bar | weights | gate, share, why, gate)
+
+
+# The probes' returns, in predictive sds from the next bar's mean: its 5, 25, 50, 75 and
+# 95 % quantiles under a normal. The tails alone found 10 of the 34 instruments the gate
+# then sent on the trial shape: most fail at a bar near the mean, where P(turbulent) is
+# least certain (docs/benchmarks.md, thirty-fourth session).
+PROBES_Z = (-1.645, -0.6745, 0.0, 0.6745, 1.645)
+
+
+def at_risk(sample: Sample, spec: ModelSpec, backend: Backend) -> BoolArray:
+    """[N] the instruments whose draws pass the gate and whose reweighting to the next bar
+    would not, were its return at one of the PROBES_Z quantiles of the sample's own
+    predictive: the gate would send them to the bar's sampler. Known between bars, from
+    five reweighings by one step each (next_bar), so that the sampler between bars can
+    run them on there instead, off the bar's path."""
+    N = len(sample.returns)
+    out = np.zeros(N, dtype=bool)
+    for z in PROBES_Z:
+        bar = np.asarray(sample.estimate.pred_mean) + z * np.asarray(sample.estimate.pred_vol)
+        probe = np.concatenate([sample.returns[:, 1:], bar[:, None]], axis=1)
+        out |= reweigh(sample, np.arange(N), probe, spec, backend).by_gate
+    return out
 
 
 _REWEIGHED = ("regime_probs", "pred_mean", "pred_vol", "converged", "p_turbulent_sd",

@@ -58,9 +58,10 @@ class ModelSpec:
     # weights' ESS share) and by the posterior's move; an instrument it pushes over the
     # gate runs the bar's sampler. At 0.6 the H200's trial accounts sent 22 instruments to
     # the bar in 60 account-updates against 71 at 1 (warm round p50 47-50 ms against 54);
-    # on a CPU the longer sampler and its wider samples cost more than that saves: the
-    # embedded default's update took 72 ms at the median against 43-45 (docs/benchmarks.md,
-    # thirty-third session). So 1 by default.
+    # on a CPU the longer sampler costs more than that saves: the embedded default's took
+    # 2.8-2.9 s against 1.3-1.5, past its 2 s pace (docs/benchmarks.md, thirty-third
+    # session). So 1 by default; the instruments the probes find at risk of the gate run
+    # on to 0.6 at any margin above it (service/worker/between_bars.py, RISK_MARGIN).
     between_bars_margin: float = 1.0
 
     def __post_init__(self) -> None:

@@ -39,16 +39,28 @@ from regime_model.estimate import (
     take_rows,
 )
 from regime_model.next_bar import Ahead
-from regime_model.reweigh import WHY, Sample, reweigh, sample_of
+from regime_model.reweigh import WHY, Sample, at_risk, reweigh, sample_of
 from regime_model.spec import ModelSpec
 from regime_model.types import FloatArray
-from regime_model.update import Diagnosis, InstrumentCarry, refresh, refresh_then_diagnose
+from regime_model.update import (
+    Diagnosis,
+    InstrumentCarry,
+    RefreshInfo,
+    refresh,
+    refresh_then_diagnose,
+)
 from service.model_state import ModelState
 from service.state.store import Checkpoint
 from service.types import Symbol
 from service.worker.update_inputs import STAMP_KEY, UpdateInputs, inputs_of
 
 log = structlog.get_logger("service.worker")
+
+# The margin to which the sampler between bars runs on an instrument at risk of the gate
+# (regime_model.reweigh.at_risk): the setting at which the H200's trial accounts sent 22
+# instruments to the bar in 60 account-updates against 71 (docs/benchmarks.md,
+# thirty-third session); here only for the instruments the probes find at risk.
+RISK_MARGIN = 0.6
 
 
 def between_bars_on(setting: bool | str) -> bool:
@@ -97,6 +109,8 @@ class BetweenBars:
         margin = spec.between_bars_margin
         self.sampling = replace(spec, mcse_max=margin * spec.mcse_max,
                                 vol_mcse_max=margin * spec.vol_mcse_max)  # fmt: skip
+        self.at_risk_spec = replace(spec, mcse_max=RISK_MARGIN * spec.mcse_max,
+                                    vol_mcse_max=RISK_MARGIN * spec.vol_mcse_max)  # fmt: skip
         self.kept: dict[Symbol, _Kept] = {}
         self.pending: UpdateInputs | None = None  # an update whose window is not sampled yet
         self._at_bar: _AtBar | None = None
@@ -199,24 +213,60 @@ class BetweenBars:
                 carries[i], draws[i] = at_bar.carries[j], at_bar.draws[j]
         estimate = gather_rows(parts, N)
         sample = sample_of(inputs.returns, estimate, draws, self.spec, self.backend)
+        risky = np.empty(0, dtype=np.int64)
+        if self.spec.between_bars_margin > RISK_MARGIN:
+            risky = np.flatnonzero(at_risk(sample, self.spec, self.backend))
+        if len(risky):
+            sample, info = self._run_on(inputs, risky, sample, carries, draws)
+            estimate = sample.estimate
+            evals, extended = evals + info.gradient_evals, extended + info.extended
         for k, symbol in enumerate(inputs.symbols):
             self.kept[symbol] = _Kept(inputs.seq, sample.returns[k], sample.draws[k],
                                       sample.log_density[k], take_rows(estimate, np.array([k])),
                                       sample.ess[k], sample.ahead[k])  # fmt: skip
         self.pending, self._at_bar = None, None
         log.info("model.sampled", seq=inputs.seq, instruments=N, sampled=len(rest),
-                 from_the_bar=N - len(rest), gradient_evals=evals, extended=extended,
+                 from_the_bar=N - len(rest), at_risk=len(risky), gradient_evals=evals,
+                 extended=extended,
                  duration_ms=round(1e3 * (time.perf_counter() - t0), 3),
                  waited_ms=round(1e3 * waited_s, 3),
                  device=take_traffic(self.backend)._asdict())  # fmt: skip
         return [(s, c) for s, c in zip(inputs.symbols, carries, strict=True)
                 if c is not None and s in traded]  # fmt: skip
 
-    def _judged(self, estimate: RegimeEstimate, draws: list[FloatArray]) -> RegimeEstimate:
+    def _run_on(
+        self, inputs: UpdateInputs, risky: np.ndarray, sample: Sample,
+        carries: list[InstrumentCarry | None], draws: list[FloatArray],
+    ) -> tuple[Sample, RefreshInfo]:
+        """The instruments `risky` (regime_model.reweigh.at_risk) sampled again from the
+        same carries, on to RISK_MARGIN of the gate: their runs begin as the ones they
+        replace (the same seeds) and run on from there. Their carries and draws replace
+        the others' in `carries` and `draws`; the sample with theirs in it."""
+        estimate, ran, info = refresh(
+            inputs.returns[risky], [inputs.carries[i] for i in risky], inputs.keys[risky],
+            inputs.seq, inputs.seed, self.at_risk_spec, self.backend,
+            diagnose="failing")  # fmt: skip
+        estimate = self._judged(estimate, info.draws or [], always=True)
+        for j, i in enumerate(risky):
+            carries[i], draws[i] = ran[j], (info.draws or [])[j]
+        part = sample_of(inputs.returns[risky], estimate, info.draws or [], self.spec,
+                         self.backend)  # fmt: skip
+        drawn, density, ahead = list(sample.draws), list(sample.log_density), list(sample.ahead)
+        ess = sample.ess.copy()
+        for j, i in enumerate(risky):
+            drawn[i], density[i], ahead[i] = part.draws[j], part.log_density[j], part.ahead[j]
+            ess[i] = part.ess[j]
+        merged = merge_rows(sample.estimate, estimate, risky)
+        return Sample(sample.returns, drawn, density, merged, ess, ahead), info
+
+    def _judged(
+        self, estimate: RegimeEstimate, draws: list[FloatArray], always: bool = False
+    ) -> RegimeEstimate:
         """The sample's estimate with `converged` by the gate itself, not the margin's: the
         bar sends an instrument to its sampler where the reweighted draws fail the gate
-        that the sample passed (regime_model.reweigh)."""
-        if self.spec.between_bars_margin >= 1:
+        that the sample passed (regime_model.reweigh). At a margin of 1 that is the
+        sampler's own verdict, unless `always` (a run to RISK_MARGIN)."""
+        if self.spec.between_bars_margin >= 1 and not always:
             return estimate
         mcse = np.stack([estimate.p_turbulent_mcse, estimate.vol_mcse], axis=1)
         chains = np.array([len(d) for d in draws]) // self.spec.draws

@@ -19,8 +19,9 @@ from service.bench.daemon_harness import LIGHT_EFFORT, two_account_settings, wri
 from service.broker.base import BrokerError
 from service.config_loader import LoadedConfig, load_config
 from service.state.store import StateStore
+from service.worker import between_bars
 from service.worker.assembly import state_path
-from service.worker.between_bars import BetweenBars, between_bars_on
+from service.worker.between_bars import RISK_MARGIN, BetweenBars, between_bars_on
 from service.worker.replay import replay_update
 from service.worker.update_inputs import STAMP_KEY, inputs_of, model_spec
 
@@ -148,6 +149,49 @@ def test_the_bar_samples_an_instrument_whose_window_is_not_its_sample_moved_on(
                           spec, NumpyBackend(), diagnose="failing")  # fmt: skip
     assert estimate.regime_probs[0].tobytes() == alone.regime_probs[0].tobytes()
     rig.close()
+
+
+def _kept_margins(config: LoadedConfig, state: Path) -> tuple[np.ndarray, np.ndarray, list]:
+    """After two updates: each kept sample's largest Monte Carlo error as a share of the
+    gate, its chains, and the updates' model.sampled events."""
+    rig = Rig(config, state)
+    rig.trader.resume()
+    with structlog.testing.capture_logs() as logs:
+        rig.update(0)
+        rig.update(1)
+    between = rig.trader.between
+    assert isinstance(between, BetweenBars)
+    spec = model_spec(config.settings.model)
+    kept = list(between.kept.values())
+    rig.close()
+    share = np.array([max(k.estimate.p_turbulent_mcse[0] / spec.mcse_max,
+                          k.estimate.vol_mcse[0] / spec.vol_mcse_max) for k in kept])  # fmt: skip
+    chains = np.array([len(k.draws) // spec.draws for k in kept])
+    return share, chains, [e for e in logs if e["event"] == "model.sampled"]
+
+
+def test_between_bars_an_instrument_at_risk_of_the_gate_runs_on_to_the_risk_margin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probes (regime_model.reweigh.at_risk, whose verdicts test_reweigh checks) find
+    an instrument the next bar's gate would likely send to the bar's sampler: between bars
+    it is sampled again from the same carries, on until its errors are within RISK_MARGIN
+    of the gate or its blocks are spent. Here every passing instrument is made to count
+    as at risk, against a worker whose probes run as they are."""
+    config = between_bars_config(tmp_path / "config", extend_max=2)
+    spec = model_spec(config.settings.model)
+    _, as_is, _ = _kept_margins(config, tmp_path / "as-is")
+    real = between_bars.at_risk
+
+    def all_passing(sample, spec, backend):  # type: ignore[no-untyped-def]
+        return real(sample, spec, backend) | np.asarray(sample.estimate.converged, dtype=bool)
+
+    monkeypatch.setattr(between_bars, "at_risk", all_passing)
+    share, chains, sampled = _kept_margins(config, tmp_path / "at-risk")
+    assert all(e["at_risk"] >= 1 for e in sampled)
+    spent = spec.chains + spec.extend_max * spec.extension_chains
+    assert np.all((share <= RISK_MARGIN) | (chains == spent))
+    assert np.any(chains > as_is)  # where the gate alone stopped it, it ran on
 
 
 def test_auto_an_earlier_default_still_means_between_bars() -> None:
