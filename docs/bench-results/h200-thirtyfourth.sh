@@ -1,6 +1,8 @@
 #!/bin/sh
-# The thirty-fourth session's H200 call (issue 14), 2026-12-05: the bar's reweighing by one
-# step from the filter the sample left between bars (regime_model.next_bar), against
+# The thirty-fourth session's H200 call (issue 14), prepared 2026-12-05 (no device was lent
+# that session): the bar's reweighing by one step from the filter the sample left between
+# bars (regime_model.next_bar), and the instruments at risk of the gate run on between
+# bars (regime_model.reweigh.at_risk; off at margins of 0.6 and below), against
 # base34 (a `git archive` tree of d5f2c87, the session's start, carried as
 # scratch/trees/base34). `one`: a trial account's reweighing alone (reweigh_time.py wgpu 9
 # profile) in base34 and here, alternated twice; the trial round in base34 with its
