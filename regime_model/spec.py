@@ -63,6 +63,13 @@ class ModelSpec:
     # session). So 1 by default; the instruments the probes find at risk of the gate run
     # on to 0.6 at any margin above it (service/worker/between_bars.py, RISK_MARGIN).
     between_bars_margin: float = 1.0
+    # Between bars, an instrument whose reweighing to the next bar would fail the gate its
+    # draws pass (regime_model.reweigh.at_risk) runs on to this share of it; 1: never. On
+    # the trial shape (lavapipe) 0.6 halved the warm round (19 sent to the bar in 25
+    # account-updates against 50) for 30 % more sampling between bars; the embedded
+    # default, whose 2 s pace that sampling outran, sets 1 (docs/benchmarks.md,
+    # thirty-fourth session).
+    at_risk_margin: float = 0.6
 
     def __post_init__(self) -> None:
         check_states(self.n_states)
@@ -84,6 +91,9 @@ class ModelSpec:
             )
         if not (self.mcse_max > 0 and self.vol_mcse_max > 0 and self.two_readings >= 0):
             raise ValueError("ModelSpec.mcse_max and vol_mcse_max must be > 0, two_readings >= 0")
+        if not 0.0 < self.at_risk_margin <= 1.0:
+            raise ValueError(f"ModelSpec.at_risk_margin must be in (0, 1], got "
+                             f"{self.at_risk_margin}")  # fmt: skip
         if not 0.0 < self.between_bars_margin <= 1.0:
             raise ValueError("ModelSpec.between_bars_margin must be in (0, 1], got "
                              f"{self.between_bars_margin}")  # fmt: skip

@@ -148,9 +148,8 @@ class BrokerSettings(Frozen):
     kind: Literal["sim", "alpaca"] = "sim"
     sim: SimBrokerSettings = SimBrokerSettings()
     alpaca: AlpacaBrokerSettings = AlpacaBrokerSettings()
-    reconcile_every: int = Field(
-        default=10, ge=1, le=MAX_COUNT, description="updates between position checks"
-    )
+    reconcile_every: int = Field(default=10, ge=1, le=MAX_COUNT,
+                                 description="updates between position checks")
 
 
 class ModelSettings(Frozen):
@@ -166,11 +165,10 @@ class ModelSettings(Frozen):
         "its draws (between_bars.py); auto, an earlier default, is now the same as true")
     between_bars_margin: float = Field(default=1.0, gt=0.0, le=1.0, description="between bars "
         "the sampler runs on to this share of the gate's errors (regime_model/spec.py: why)")
-    extend_max: int = Field(
-        default=2, ge=0, le=8,
-        description="blocks an instrument that fails the convergence gate, or whose window "
-        "has two readings, may run on within its update",
-    )
+    at_risk_margin: float = Field(default=0.6, gt=0.0, le=1.0, description="between bars "
+        "an instrument at risk of the next bar's gate runs on to this share of it; 1: never")
+    extend_max: int = Field(default=2, ge=0, le=8, description="blocks an instrument that "
+        "fails the convergence gate, or whose window has two readings, may run on in its update")
     extension_chains: int = Field(default=32, ge=2, le=256, description="chains of a block")
     mcse_max: float = Field(default=0.02, gt=0.0, le=1.0,
                             description="the gate: the Monte Carlo error of P(turbulent)")

@@ -234,6 +234,8 @@ def _shape_fields(shape: RoundShape) -> dict[str, Any]:
         "extension_chains": shape.extension_chains,
         "between_bars": shape.between_bars,
         "between_bars_margin": shape.between_bars_margin,
+        # the daemon's, which the round's configuration leaves as it is
+        "at_risk_margin": ModelSettings.model_fields["at_risk_margin"].default,
         "pace_s": shape.pace_s,
         "date": time.strftime("%Y-%m-%d"),
     }

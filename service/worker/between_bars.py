@@ -56,12 +56,6 @@ from service.worker.update_inputs import STAMP_KEY, UpdateInputs, inputs_of
 
 log = structlog.get_logger("service.worker")
 
-# The margin to which the sampler between bars runs on an instrument at risk of the gate
-# (regime_model.reweigh.at_risk): the setting at which the H200's trial accounts sent 22
-# instruments to the bar in 60 account-updates against 71 (docs/benchmarks.md,
-# thirty-third session); here only for the instruments the probes find at risk.
-RISK_MARGIN = 0.6
-
 
 def between_bars_on(setting: bool | str) -> bool:
     """[model] sample_between_bars: "auto", its default until the thirty-third session (on
@@ -109,8 +103,10 @@ class BetweenBars:
         margin = spec.between_bars_margin
         self.sampling = replace(spec, mcse_max=margin * spec.mcse_max,
                                 vol_mcse_max=margin * spec.vol_mcse_max)  # fmt: skip
-        self.at_risk_spec = replace(spec, mcse_max=RISK_MARGIN * spec.mcse_max,
-                                    vol_mcse_max=RISK_MARGIN * spec.vol_mcse_max)  # fmt: skip
+        # and an instrument at risk of the next bar's gate, to spec.at_risk_margin of it
+        risk = spec.at_risk_margin
+        self.at_risk_spec = replace(spec, mcse_max=risk * spec.mcse_max,
+                                    vol_mcse_max=risk * spec.vol_mcse_max)  # fmt: skip
         self.kept: dict[Symbol, _Kept] = {}
         self.pending: UpdateInputs | None = None  # an update whose window is not sampled yet
         self._at_bar: _AtBar | None = None
@@ -214,7 +210,7 @@ class BetweenBars:
         estimate = gather_rows(parts, N)
         sample = sample_of(inputs.returns, estimate, draws, self.spec, self.backend)
         risky = np.empty(0, dtype=np.int64)
-        if self.spec.between_bars_margin > RISK_MARGIN:
+        if self.spec.between_bars_margin > self.spec.at_risk_margin:
             risky = np.flatnonzero(at_risk(sample, self.spec, self.backend))
         if len(risky):
             sample, info = self._run_on(inputs, risky, sample, carries, draws)
@@ -239,7 +235,7 @@ class BetweenBars:
         carries: list[InstrumentCarry | None], draws: list[FloatArray],
     ) -> tuple[Sample, RefreshInfo]:
         """The instruments `risky` (regime_model.reweigh.at_risk) sampled again from the
-        same carries, on to RISK_MARGIN of the gate: their runs begin as the ones they
+        same carries, on to `at_risk_margin` of the gate: their runs begin as the ones they
         replace (the same seeds) and run on from there. Their carries and draws replace
         the others' in `carries` and `draws`; the sample with theirs in it."""
         estimate, ran, info = refresh(
@@ -265,7 +261,7 @@ class BetweenBars:
         """The sample's estimate with `converged` by the gate itself, not the margin's: the
         bar sends an instrument to its sampler where the reweighted draws fail the gate
         that the sample passed (regime_model.reweigh). At a margin of 1 that is the
-        sampler's own verdict, unless `always` (a run to RISK_MARGIN)."""
+        sampler's own verdict, unless `always` (a run to `at_risk_margin`)."""
         if self.spec.between_bars_margin >= 1 and not always:
             return estimate
         mcse = np.stack([estimate.p_turbulent_mcse, estimate.vol_mcse], axis=1)

@@ -40,6 +40,7 @@ def model_spec(settings: ModelSettings) -> ModelSpec:
         warmup_warm=settings.warmup_warm,
         shift_moves=settings.shift_moves,
         between_bars_margin=settings.between_bars_margin,
+        at_risk_margin=settings.at_risk_margin,
     )
 
 

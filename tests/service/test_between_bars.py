@@ -21,7 +21,7 @@ from service.config_loader import LoadedConfig, load_config
 from service.state.store import StateStore
 from service.worker import between_bars
 from service.worker.assembly import state_path
-from service.worker.between_bars import RISK_MARGIN, BetweenBars, between_bars_on
+from service.worker.between_bars import BetweenBars, between_bars_on
 from service.worker.replay import replay_update
 from service.worker.update_inputs import STAMP_KEY, inputs_of, model_spec
 
@@ -175,9 +175,9 @@ def test_between_bars_an_instrument_at_risk_of_the_gate_runs_on_to_the_risk_marg
 ) -> None:
     """The probes (regime_model.reweigh.at_risk, whose verdicts test_reweigh checks) find
     an instrument the next bar's gate would likely send to the bar's sampler: between bars
-    it is sampled again from the same carries, on until its errors are within RISK_MARGIN
-    of the gate or its blocks are spent. Here every passing instrument is made to count
-    as at risk, against a worker whose probes run as they are."""
+    it is sampled again from the same carries, on until its errors are within
+    `at_risk_margin` of the gate or its blocks are spent. Here every passing instrument is
+    made to count as at risk, against a worker whose probes run as they are."""
     config = between_bars_config(tmp_path / "config", extend_max=2)
     spec = model_spec(config.settings.model)
     _, as_is, _ = _kept_margins(config, tmp_path / "as-is")
@@ -190,8 +190,20 @@ def test_between_bars_an_instrument_at_risk_of_the_gate_runs_on_to_the_risk_marg
     share, chains, sampled = _kept_margins(config, tmp_path / "at-risk")
     assert all(e["at_risk"] >= 1 for e in sampled)
     spent = spec.chains + spec.extend_max * spec.extension_chains
-    assert np.all((share <= RISK_MARGIN) | (chains == spent))
+    assert np.all((share <= spec.at_risk_margin) | (chains == spent))
     assert np.any(chains > as_is)  # where the gate alone stopped it, it ran on
+
+
+def test_an_at_risk_margin_of_1_runs_no_probes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`[model] at_risk_margin = 1` (the embedded default's, whose 2 s pace the run-on
+    outran): the sample is not probed and nothing runs on past the gate."""
+    probed: list[int] = []
+    monkeypatch.setattr(between_bars, "at_risk", lambda *args: probed.append(1))
+    config = between_bars_config(tmp_path / "config", "at_risk_margin = 1.0\n", 2)
+    _, _, sampled = _kept_margins(config, tmp_path / "state")
+    assert probed == [] and [e["at_risk"] for e in sampled] == [0, 0]
 
 
 def test_auto_an_earlier_default_still_means_between_bars() -> None:
