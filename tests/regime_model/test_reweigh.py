@@ -97,7 +97,8 @@ def test_between_bars_the_probes_find_an_instrument_the_gate_would_send_to_the_b
 ) -> None:
     """at_risk: reweighed to the next bar at its predictive's 5 % and 95 % returns, the
     first instrument (its sample's ESS cut to 2) fails the gate its draws passed; the
-    others (an ESS of a million) pass. One not passing to begin with is never at risk."""
+    others (an ESS of a million) pass. One not passing to begin with is never at risk, nor
+    one whose predictive is not finite."""
     _, sample = sampled
     passing = sample.estimate._replace(converged=np.ones(3, dtype=bool))
     ess = np.array([[2.0, 2.0], [1e6, 1e6], [1e6, 1e6]])
@@ -105,6 +106,8 @@ def test_between_bars_the_probes_find_an_instrument_the_gate_would_send_to_the_b
         True, False, False]  # fmt: skip
     failing = passing._replace(converged=np.array([False, True, True]))
     assert not at_risk(sample._replace(estimate=failing, ess=ess), SPEC, BACKEND).any()
+    unknown = passing._replace(pred_vol=np.array([np.nan, 1.0, 1.0]))
+    assert not at_risk(sample._replace(estimate=unknown, ess=ess), SPEC, BACKEND).any()
 
 
 def test_a_window_moved_by_whole_bars_is_found_and_any_other_is_not() -> None:
