@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from regime_model.params import check_states
 from regime_model.types import Priors
@@ -60,8 +60,7 @@ class ModelSpec:
     # the bar in 60 account-updates against 71 at 1 (warm round p50 47-50 ms against 54);
     # on a CPU the longer sampler costs more than that saves: the embedded default's took
     # 2.8-2.9 s against 1.3-1.5, past its 2 s pace (docs/benchmarks.md, thirty-third
-    # session). So 1 by default; the instruments the probes find at risk of the gate run
-    # on to 0.6 at any margin above it (service/worker/between_bars.py, RISK_MARGIN).
+    # session). So 1 by default; at_risk_margin runs on the instruments at risk alone.
     between_bars_margin: float = 1.0
     # Between bars, an instrument whose reweighing to the next bar would fail the gate its
     # draws pass (regime_model.reweigh.at_risk) runs on to this share of it; 1: never. On
@@ -70,6 +69,12 @@ class ModelSpec:
     # default, whose 2 s pace that sampling outran, sets 1 (docs/benchmarks.md,
     # thirty-fourth session).
     at_risk_margin: float = 0.6
+
+    def within(self, share: float) -> ModelSpec:
+        """This spec with the gate's bounds at `share` of its own: what a sampler run on to a
+        margin stops at (service/worker/between_bars.py)."""
+        return replace(self, mcse_max=share * self.mcse_max,
+                       vol_mcse_max=share * self.vol_mcse_max)  # fmt: skip
 
     def __post_init__(self) -> None:
         check_states(self.n_states)

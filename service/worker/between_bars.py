@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection
-from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -100,13 +99,9 @@ class BetweenBars:
         self.spec, self.backend = spec, backend
         # The sampler between bars runs on to spec.between_bars_margin of the gate; the bar's
         # sampler, for the instruments sent there, to the gate itself (it is on the path).
-        margin = spec.between_bars_margin
-        self.sampling = replace(spec, mcse_max=margin * spec.mcse_max,
-                                vol_mcse_max=margin * spec.vol_mcse_max)  # fmt: skip
         # and an instrument at risk of the next bar's gate, to spec.at_risk_margin of it
-        risk = spec.at_risk_margin
-        self.at_risk_spec = replace(spec, mcse_max=risk * spec.mcse_max,
-                                    vol_mcse_max=risk * spec.vol_mcse_max)  # fmt: skip
+        self.sampling = spec.within(spec.between_bars_margin)
+        self.at_risk_spec = spec.within(spec.at_risk_margin)
         self.kept: dict[Symbol, _Kept] = {}
         self.pending: UpdateInputs | None = None  # an update whose window is not sampled yet
         self._at_bar: _AtBar | None = None
@@ -213,7 +208,7 @@ class BetweenBars:
         if self.spec.between_bars_margin > self.spec.at_risk_margin:
             risky = np.flatnonzero(at_risk(sample, self.spec, self.backend))
         if len(risky):
-            sample, info = self._run_on(inputs, risky, sample, carries, draws)
+            sample, info = self._run_on(inputs, risky, sample, carries)
             estimate = sample.estimate
             evals, extended = evals + info.gradient_evals, extended + info.extended
         for k, symbol in enumerate(inputs.symbols):
@@ -232,19 +227,19 @@ class BetweenBars:
 
     def _run_on(
         self, inputs: UpdateInputs, risky: np.ndarray, sample: Sample,
-        carries: list[InstrumentCarry | None], draws: list[FloatArray],
+        carries: list[InstrumentCarry | None],
     ) -> tuple[Sample, RefreshInfo]:
         """The instruments `risky` (regime_model.reweigh.at_risk) sampled again from the
         same carries, on to `at_risk_margin` of the gate: their runs begin as the ones they
-        replace (the same seeds) and run on from there. Their carries and draws replace
-        the others' in `carries` and `draws`; the sample with theirs in it."""
+        replace (the same seeds) and run on from there. Their carries replace the others'
+        in `carries`; the sample with their draws in it."""
         estimate, ran, info = refresh(
             inputs.returns[risky], [inputs.carries[i] for i in risky], inputs.keys[risky],
             inputs.seq, inputs.seed, self.at_risk_spec, self.backend,
             diagnose="failing")  # fmt: skip
-        estimate = self._judged(estimate, info.draws or [], always=True)
+        estimate = self._by_gate(estimate, info.draws or [])
         for j, i in enumerate(risky):
-            carries[i], draws[i] = ran[j], (info.draws or [])[j]
+            carries[i] = ran[j]
         part = sample_of(inputs.returns[risky], estimate, info.draws or [], self.spec,
                          self.backend)  # fmt: skip
         drawn, density, ahead = list(sample.draws), list(sample.log_density), list(sample.ahead)
@@ -255,15 +250,17 @@ class BetweenBars:
         merged = merge_rows(sample.estimate, estimate, risky)
         return Sample(sample.returns, drawn, density, merged, ess, ahead), info
 
-    def _judged(
-        self, estimate: RegimeEstimate, draws: list[FloatArray], always: bool = False
-    ) -> RegimeEstimate:
+    def _judged(self, estimate: RegimeEstimate, draws: list[FloatArray]) -> RegimeEstimate:
         """The sample's estimate with `converged` by the gate itself, not the margin's: the
         bar sends an instrument to its sampler where the reweighted draws fail the gate
         that the sample passed (regime_model.reweigh). At a margin of 1 that is the
-        sampler's own verdict, unless `always` (a run to `at_risk_margin`)."""
-        if self.spec.between_bars_margin >= 1 and not always:
+        sampler's own verdict."""
+        if self.spec.between_bars_margin >= 1:
             return estimate
+        return self._by_gate(estimate, draws)
+
+    def _by_gate(self, estimate: RegimeEstimate, draws: list[FloatArray]) -> RegimeEstimate:
+        """`converged` by the gate itself, for a run to a margin below it."""
         mcse = np.stack([estimate.p_turbulent_mcse, estimate.vol_mcse], axis=1)
         chains = np.array([len(d) for d in draws]) // self.spec.draws
         return estimate._replace(converged=passes_gate(
