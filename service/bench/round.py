@@ -267,6 +267,11 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
                      f"{reweighing['sampled_at_bar']['p50']} (why, in all: "
                      f"{reweighing['at_bar_why']}); weights kept at least "
                      f"{reweighing['min_share']:.3f} of the draws")
+    risk, first = result.get("at_risk"), result.get("sampled_after_cold_ms")
+    if risk and first:
+        lines.append(f"at risk of the next bar's gate, run on between bars: {risk['in_all']} "
+                     f"in all, by share of the gate {risk['by_margin']}; the sampler after "
+                     f"the cold update ms max {first['max']}")
     device = result.get("device_process")
     if device:  # --shared-device: the device process's first gatherings of each bar
         lines.append(f"shared device: {device.get('gatherings')} gatherings, {device.get('joined')}"

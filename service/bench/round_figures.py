@@ -125,6 +125,20 @@ def _sampled(run: RoundRun, after: int) -> list[Event]:
     return [e for e in run.events if e.get("event") == "model.sampled" and e["seq"] > after]
 
 
+def _at_risk(sampled: list[Event]) -> dict[str, Any] | None:
+    """Instruments at risk of the next bar's gate, run on between bars: per sampler (p50,
+    max) and in all by the share of the gate they ran to; None where none was probed."""
+    counts = [e["at_risk"] for e in sampled if "at_risk" in e]
+    if not counts:
+        return None
+    margins: dict[str, int] = {}
+    for e in sampled:
+        for margin, n in e.get("at_risk_margins", {}).items():
+            margins[margin] = margins.get(margin, 0) + n
+    return {"per_update": _stats(counts, ("p50", "max")), "in_all": sum(counts),
+            "by_margin": dict(sorted(margins.items(), reverse=True))}
+
+
 def _device(updates: list[Event], key: str) -> float:
     return float(statistics.median(e["device"][key] for e in updates)) if updates else 0.0
 
@@ -181,6 +195,10 @@ def figures(run: RoundRun) -> dict[str, Any]:
         # ... once the other accounts' bars were done (service/worker/sampler_turn.py)
         "sampled_waited_ms": _stats([e.get("waited_ms", 0.0) for e in _sampled(run, 1)],
                                     ("p50", "max")),
+        # the cold update's: the first, which a paced bar may have to wait for
+        "sampled_after_cold_ms": _stats([e["duration_ms"] for e in _sampled(run, 0)
+                                         if e["seq"] == 1], ("p50", "max")),
+        "at_risk": _at_risk(_sampled(run, 0)),
         "sampled_submissions_per_update": _device(_sampled(run, 1), "submissions"),
         "sampled_upload_bytes_per_update": _device(_sampled(run, 1), "upload_bytes"),
         "reweighing": _reweighing(warm_updates),

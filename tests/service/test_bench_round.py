@@ -193,11 +193,15 @@ def test_a_run_that_samples_between_bars_reports_its_sampler_and_reweighing() ->
                           adapter="a GPU")  # fmt: skip
             sampled = {"event": "model.sampled", "account": account, "seq": seq,
                        "duration_ms": 300.0 + seq, "device": {"submissions": 2,
-                                                              "upload_bytes": 5000}}  # fmt: skip
+                                                              "upload_bytes": 5000},
+                       "at_risk": seq, "at_risk_margins": {"0.6": seq - 1, "0.3": 1}}  # fmt: skip
             events += [update, sampled]
     result = figures(_run(events))
     assert result["sampled_ms"] == {"p50": 302.5, "p99": 303.0}  # warm updates: seq 2, 3
     assert result["sampled_submissions_per_update"] == 2.0
+    assert result["sampled_after_cold_ms"] == {"p50": 301.0, "max": 301.0}  # seq 1's alone
+    assert result["at_risk"] == {"per_update": {"p50": 2.0, "max": 3.0}, "in_all": 12,
+                                 "by_margin": {"0.6": 6, "0.3": 6}}  # fmt: skip
     assert result["reweighing"] == {"reweighed": {"p50": 2.0, "max": 2.0},
                                     "sampled_at_bar": {"p50": 0.0, "max": 0.0},
                                     "min_share": 0.75,
@@ -209,6 +213,8 @@ def test_a_run_that_samples_between_bars_reports_its_sampler_and_reweighing() ->
         result[key] = value
     (line,) = [x for x in round_bench.summary_lines(result) if x.startswith("between bars")]
     assert "p50 302.5" in line and "'gate': 0.0" in line and "at least 0.750" in line
+    (line,) = [x for x in round_bench.summary_lines(result) if x.startswith("at risk")]
+    assert "12 in all" in line and "'0.3': 6" in line and "max 301.0" in line
 
 
 def test_the_daemons_default_samples_between_bars(
