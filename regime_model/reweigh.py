@@ -180,28 +180,6 @@ def reweigh(
     return Reweighed(estimate, at_bar | weights | gate, share, why, gate)
 
 
-# The probes' returns, in predictive sds from the next bar's mean: its 5, 25, 50, 75 and
-# 95 % quantiles under a normal. With the tails alone the gate still sent 34 of 50 on the
-# trial shape, with all five 19 (docs/benchmarks.md, thirty-fourth session): a bar near
-# the mean, where P(turbulent) is least certain, can widen its spread the most.
-PROBES_Z = (-1.645, -0.6745, 0.0, 0.6745, 1.645)
-
-
-def at_risk(sample: Sample, spec: ModelSpec, backend: Backend) -> BoolArray:
-    """[N] the instruments whose draws pass the gate and whose reweighting to the next bar
-    would not, were its return at one of the PROBES_Z quantiles of the sample's own
-    predictive: the gate would send them to the bar's sampler. Known between bars, from
-    five reweighings by one step each (next_bar), so that the sampler between bars can
-    run them on there instead, off the bar's path."""
-    N = len(sample.returns)
-    out = np.zeros(N, dtype=bool)
-    for z in PROBES_Z:
-        bar = np.asarray(sample.estimate.pred_mean) + z * np.asarray(sample.estimate.pred_vol)
-        probe = np.concatenate([sample.returns[:, 1:], bar[:, None]], axis=1)
-        out |= reweigh(sample, np.arange(N), probe, spec, backend).by_gate
-    return out
-
-
 _REWEIGHED = ("regime_probs", "pred_mean", "pred_vol", "converged", "p_turbulent_sd",
               "p_turbulent_mcse", "vol_mcse")  # fmt: skip
 

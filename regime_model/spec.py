@@ -63,11 +63,12 @@ class ModelSpec:
     # session). So 1 by default; at_risk_margin runs on the instruments at risk alone.
     between_bars_margin: float = 1.0
     # Between bars, an instrument whose reweighing to the next bar would fail the gate its
-    # draws pass (regime_model.reweigh.at_risk) runs on to this share of it; 1: never. On
-    # the trial shape (lavapipe) 0.6 halved the warm round (19 sent to the bar in 25
-    # account-updates against 50) for 30 % more sampling between bars; the embedded
+    # draws pass (regime_model.at_risk) runs on to this share of it, or to a half or a
+    # quarter of it where its worst probe asks; 1: never. On the trial shape (lavapipe)
+    # 0.6 alone halved the warm round (19 sent to the bar in 25 account-updates against
+    # 50) for 30 % more sampling between bars, the probes' shares sent 5; the embedded
     # default, whose 2 s pace that sampling outran, sets 1 (docs/benchmarks.md,
-    # thirty-fourth session).
+    # thirty-fourth and thirty-fifth sessions).
     at_risk_margin: float = 0.6
 
     def within(self, share: float) -> ModelSpec:

@@ -166,7 +166,7 @@ class ModelSettings(Frozen):
     between_bars_margin: float = Field(default=1.0, gt=0.0, le=1.0, description="between bars "
         "the sampler runs on to this share of the gate's errors (regime_model/spec.py: why)")
     at_risk_margin: float = Field(default=0.6, gt=0.0, le=1.0, description="between bars "
-        "an instrument at risk of the next bar's gate runs on to this share of it; 1: never")
+        "an instrument at risk of the next bar's gate runs on to this share or less; 1: never")
     extend_max: int = Field(default=2, ge=0, le=8, description="blocks an instrument that "
         "fails the convergence gate, or whose window has two readings, may run on in its update")
     extension_chains: int = Field(default=32, ge=2, le=256, description="chains of a block")

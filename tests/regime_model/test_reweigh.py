@@ -12,7 +12,7 @@ from regime_model.batches import prior_centre
 from regime_model.estimate import RegimeEstimate
 from regime_model.params import log_prior, log_prior_value, moved_prior_change, n_params
 from regime_model.posterior import log_density_and_grad, predictive
-from regime_model.reweigh import MAX_SHIFT, MIN_SHARE, at_risk, reweigh, sample_of, shifts
+from regime_model.reweigh import MAX_SHIFT, MIN_SHARE, reweigh, sample_of, shifts
 from regime_model.scaling import robust_scale
 from regime_model.update import ModelSpec, refresh
 from tests.regime_model.regime_data import two_regime_returns
@@ -90,24 +90,6 @@ def test_the_step_is_the_pass_for_every_number_of_regimes(K: int) -> None:
         np.testing.assert_allclose(getattr(stepped.estimate, field),
                                    getattr(passed.estimate, field), rtol=1e-11)  # fmt: skip
     np.testing.assert_allclose(stepped.share, passed.share, rtol=1e-11)
-
-
-def test_between_bars_the_probes_find_an_instrument_the_gate_would_send_to_the_bar(
-    sampled,
-) -> None:
-    """at_risk: reweighed to the next bar at its predictive's 5 % and 95 % returns, the
-    first instrument (its sample's ESS cut to 2) fails the gate its draws passed; the
-    others (an ESS of a million) pass. One not passing to begin with is never at risk, nor
-    one whose predictive is not finite."""
-    _, sample = sampled
-    passing = sample.estimate._replace(converged=np.ones(3, dtype=bool))
-    ess = np.array([[2.0, 2.0], [1e6, 1e6], [1e6, 1e6]])
-    assert at_risk(sample._replace(estimate=passing, ess=ess), SPEC, BACKEND).tolist() == [
-        True, False, False]  # fmt: skip
-    failing = passing._replace(converged=np.array([False, True, True]))
-    assert not at_risk(sample._replace(estimate=failing, ess=ess), SPEC, BACKEND).any()
-    unknown = passing._replace(pred_vol=np.array([np.nan, 1.0, 1.0]))
-    assert not at_risk(sample._replace(estimate=unknown, ess=ess), SPEC, BACKEND).any()
 
 
 def test_a_window_moved_by_whole_bars_is_found_and_any_other_is_not() -> None:

@@ -13,6 +13,7 @@ import structlog
 from test_trader import Rig
 
 from gpu_backend import NumpyBackend
+from regime_model.at_risk import EXTRA_BLOCKS, Risk
 from regime_model.update import refresh
 from service.bench.chaos import chaos_settings, run_worker_process
 from service.bench.daemon_harness import LIGHT_EFFORT, two_account_settings, write_config
@@ -151,9 +152,9 @@ def test_the_bar_samples_an_instrument_whose_window_is_not_its_sample_moved_on(
     rig.close()
 
 
-def _kept_margins(config: LoadedConfig, state: Path) -> tuple[np.ndarray, np.ndarray, list]:
+def _kept_margins(config: LoadedConfig, state: Path) -> tuple[dict, dict, list]:
     """After two updates: each kept sample's largest Monte Carlo error as a share of the
-    gate, its chains, and the updates' model.sampled events."""
+    gate and its chains, by the window it sampled, and the updates' model.sampled events."""
     rig = Rig(config, state)
     rig.trader.resume()
     with structlog.testing.capture_logs() as logs:
@@ -162,36 +163,53 @@ def _kept_margins(config: LoadedConfig, state: Path) -> tuple[np.ndarray, np.nda
     between = rig.trader.between
     assert isinstance(between, BetweenBars)
     spec = model_spec(config.settings.model)
-    kept = list(between.kept.values())
+    kept = between.kept
     rig.close()
-    share = np.array([max(k.estimate.p_turbulent_mcse[0] / spec.mcse_max,
-                          k.estimate.vol_mcse[0] / spec.vol_mcse_max) for k in kept])  # fmt: skip
-    chains = np.array([len(k.draws) // spec.draws for k in kept])
+    share = {k.returns.tobytes(): max(k.estimate.p_turbulent_mcse[0] / spec.mcse_max,
+                                      k.estimate.vol_mcse[0] / spec.vol_mcse_max)
+             for k in kept.values()}  # fmt: skip
+    chains = {k.returns.tobytes(): len(k.draws) // spec.draws for k in kept.values()}
     return share, chains, [e for e in logs if e["event"] == "model.sampled"]
 
 
-def test_between_bars_an_instrument_at_risk_of_the_gate_runs_on_to_the_risk_margin(
+def test_between_bars_an_instrument_at_risk_of_the_gate_runs_on_to_its_margin(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The probes (regime_model.reweigh.at_risk, whose verdicts test_reweigh checks) find
-    an instrument the next bar's gate would likely send to the bar's sampler: between bars
-    it is sampled again from the same carries, on until its errors are within
-    `at_risk_margin` of the gate or its blocks are spent. Here every passing instrument is
-    made to count as at risk, against a worker whose probes run as they are."""
+    """The probes (regime_model.at_risk, whose verdicts and margins test_at_risk checks)
+    find an instrument the next bar's gate would likely send to the bar's sampler, and the
+    share of the gate its run must reach: between bars it is sampled again from the same
+    carries, on until its errors are within that share or its blocks (EXTRA_BLOCKS more
+    than the spec's) are spent. Here every passing instrument is made to count as at risk,
+    at margins of at_risk_margin and its half taken in turn, against a worker whose probes
+    run as they are. An instrument whose update started cold is not run again."""
     config = between_bars_config(tmp_path / "config", extend_max=2)
     spec = model_spec(config.settings.model)
     _, as_is, _ = _kept_margins(config, tmp_path / "as-is")
     real = between_bars.at_risk
+    given: dict[bytes, float] = {}  # each window's margin, at its last sampling
 
     def all_passing(sample, spec, backend):  # type: ignore[no-untyped-def]
-        return real(sample, spec, backend) | np.asarray(sample.estimate.converged, dtype=bool)
+        found = real(sample, spec, backend)
+        rows = np.flatnonzero(np.asarray(sample.estimate.converged, dtype=bool))
+        margin = np.where(rows % 2 == 0, spec.at_risk_margin, spec.at_risk_margin / 2)
+        margin[np.isin(rows, found.rows)] = found.margin[np.isin(found.rows, rows)]
+        given.update({sample.returns[i].tobytes(): m for i, m in zip(rows, margin, strict=True)})
+        return Risk(rows, margin)
 
     monkeypatch.setattr(between_bars, "at_risk", all_passing)
     share, chains, sampled = _kept_margins(config, tmp_path / "at-risk")
-    assert all(e["at_risk"] >= 1 for e in sampled)
-    spent = spec.chains + spec.extend_max * spec.extension_chains
-    assert np.all((share <= spec.at_risk_margin) | (chains == spent))
-    assert np.any(chains > as_is)  # where the gate alone stopped it, it ran on
+    # the first update started cold: run again, its instruments would run a cold run's
+    # length between bars, so they are not; the second's run on
+    assert [e["at_risk"] > 0 for e in sampled] == [False, True]
+    assert sum(sampled[1]["at_risk_margins"].values()) == sampled[1]["at_risk"]
+    assert len(sampled[1]["at_risk_margins"]) >= 2  # a run for each margin
+    spent = spec.chains + (spec.extend_max + EXTRA_BLOCKS) * spec.extension_chains
+    last = {w: m for w, m in given.items() if w in share}  # the kept samples' windows
+    assert len(last) == len(share)
+    assert all(share[w] <= m or chains[w] == spent for w, m in last.items())
+    assert any(chains[w] > as_is[w] for w in last)  # where the gate alone stopped it
+    # the halved margin asks more than the whole: a run for it ran longer
+    assert any(m < spec.at_risk_margin and chains[w] > as_is[w] for w, m in last.items())
 
 
 def test_an_at_risk_margin_of_1_runs_no_probes(
