@@ -89,6 +89,11 @@ def sample_of(
             density[i], ahead[i] = g.density[j], kept.lanes(j * M, (j + 1) * M)
         q = decision_values(g.filtered, g.var)
         ess[g.rows] = bulk_ess(q.reshape(len(g.rows), -1, spec.draws, 2))
+    # A quantity the same in every draw (P(turbulent) pinned at 0 or 1 in float64) has
+    # no ESS (bulk_ess gives 0), and counted as one draw its reweighting, which the new bar
+    # spreads, went to the bar's sampler every time (docs/benchmarks.md, thirty-fifth
+    # session): the other quantity's says how the chains mix.
+    ess = np.where(ess > 0, ess, ess[:, ::-1])
     return Sample(returns, draws, density, estimate, ess, ahead)
 
 

@@ -115,6 +115,25 @@ def test_the_bar_samples_where_the_weights_keep_too_few_draws_or_there_is_no_sam
 
 
 
+def test_a_quantity_the_same_in_every_draw_is_weighed_by_the_others_ess() -> None:
+    """Draws whose calm regime (sigma_0 a thousandth of the window's scale) cannot have
+    made any of its bars: P(turbulent) is exactly 1 in every draw, so it has no ESS
+    (bulk_ess gives 0), while the predictive sd varies with sigma_1. The sample takes the
+    predictive sd's ESS for it: counted as one draw, the reweighting, which a calm next
+    bar spreads, failed the gate and went to the bar's sampler every time."""
+    rng = np.random.default_rng(5)
+    returns = rng.normal(0.0, 0.02, size=(1, 128))
+    M = SPEC.chains * SPEC.draws
+    theta = np.zeros((M, n_params(2)))
+    theta[:, 2] = np.log(1e-3)  # log sigma_0, in the window's robust-scaled units
+    theta[:, 3] = rng.uniform(6.5, 7.5, size=M)  # sigma_1 = sigma_0 (1 + exp(eta))
+    theta[:, 4:] = -3.0  # sticky rows
+    estimate, _, _ = refresh(returns, [None], np.array([3], dtype=np.uint32), 1, 7, SPEC,
+                             BACKEND)  # fmt: skip: any estimate of one instrument
+    sample = sample_of(returns, estimate, [theta], SPEC, BACKEND)
+    assert np.all(np.isfinite(sample.ess)) and sample.ess[0, 0] == sample.ess[0, 1] > 10
+
+
 @pytest.mark.parametrize("K", [2, 3, 4])
 def test_the_prior_read_without_its_gradient_is_the_samplers_to_rounding(K: int) -> None:
     """Reweighing reads the log prior's value alone (log_prior_value, the Dirichlet rows
