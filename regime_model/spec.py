@@ -66,9 +66,9 @@ class ModelSpec:
     # draws pass (regime_model.at_risk) runs on to this share of it, or to a half or a
     # quarter of it where its worst probe asks; 1: never. On the trial shape (lavapipe)
     # 0.6 alone halved the warm round (19 sent to the bar in 25 account-updates against
-    # 50) for 30 % more sampling between bars, the probes' shares sent 5; the embedded
-    # default, whose 2 s pace that sampling outran, sets 1 (docs/benchmarks.md,
-    # thirty-fourth and thirty-fifth sessions).
+    # 50) for 30 % more sampling between bars; the probes' shares cut it to 67-70 ms (10
+    # sent in 55) for 22-25 % more again; the embedded default, whose 2 s pace that
+    # sampling outran, sets 1 (docs/benchmarks.md, thirty-fourth and thirty-fifth sessions).
     at_risk_margin: float = 0.6
 
     def within(self, share: float) -> ModelSpec:

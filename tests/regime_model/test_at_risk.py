@@ -1,5 +1,5 @@
 """Between bars, the instruments at risk of the next bar's gate and how far each runs on
-(regime_model.at_risk): reweighed to five probe bars, an instrument whose draws pass the
+(regime_model.at_risk): reweighed to seven probe bars, an instrument whose draws pass the
 gate and whose probes fail it is at risk, and its run on ends at a share of the gate set
 by how far over it the worst probe went."""
 
