@@ -14,7 +14,7 @@ SAFETY times its own over the worst probe's (per decision quantity, the smaller)
 to `at_risk_margin` of the gate alone, 16 of the 19 instruments the trial shape still
 sent to the bar had run on and ended within 0.3-0.95 of the gate, their probes' errors
 over it: a new bar near a regime change can widen P(turbulent)'s spread over the draws
-threefold (docs/benchmarks.md, thirty-fourth and thirty-fifth sessions).
+several-fold (docs/benchmarks.md, thirty-fourth and thirty-fifth sessions).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from regime_model.types import BoolArray, FloatArray, IntArray
 # (thirty-fifth session): the 1 and 99 % probes.
 PROBES_Z = (-2.326, -1.645, -0.6745, 0.0, 0.6745, 1.645, 2.326)
 # The run on ends with the worst probe's errors at this share of the gate: the probes
-# are five returns, the bar's is another.
+# are seven returns, the bar's is another.
 SAFETY = 0.8
 # The run-on's margins: at_risk_margin and LEVELS - 1 halvings of it (one sampler run
 # each, so that an instrument that needs little does not run as long as one that needs

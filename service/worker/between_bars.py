@@ -206,8 +206,8 @@ class BetweenBars:
         sample = sample_of(inputs.returns, estimate, draws, self.spec, self.backend)
         risk = Risk(np.empty(0, dtype=np.int64), np.empty(0))
         if self.spec.between_bars_margin > self.spec.at_risk_margin:
-            # not an instrument whose update started cold: run again, it would be a cold
-            # run's length (the one after a cold round overran the trial shape's next bar
+            # An instrument whose update started cold is not run again: that would be a
+            # cold run (after a cold round the sampler overran the trial shape's next bar
             # on this VM: docs/benchmarks.md, thirty-fifth session); its next bar judges it
             warm = np.array([c is not None for c in inputs.carries], dtype=bool)
             risk = at_risk(sample, self.spec, self.backend).only(warm)

@@ -198,8 +198,8 @@ def test_between_bars_an_instrument_at_risk_of_the_gate_runs_on_to_its_margin(
 
     monkeypatch.setattr(between_bars, "at_risk", all_passing)
     share, chains, sampled = _kept_margins(config, tmp_path / "at-risk")
-    # the first update started cold: run again, its instruments would run a cold run's
-    # length between bars, so they are not; the second's run on
+    # the first update started cold, so its instruments are not run again (that would be
+    # a cold run between bars); the second's are
     assert [e["at_risk"] > 0 for e in sampled] == [False, True]
     assert sum(sampled[1]["at_risk_margins"].values()) == sampled[1]["at_risk"]
     assert len(sampled[1]["at_risk_margins"]) >= 2  # a run for each margin
