@@ -47,6 +47,10 @@ LEVELS = 3
 # Blocks an instrument at risk may run on beyond `extend_max`: its margin can be a
 # quarter of the gate's, and blocks join (a block adds its chains to the last's).
 EXTRA_BLOCKS = 2
+# The first block of the random streams an instrument whose update started cold runs on
+# with, from the carries its cold run left: past any update's own blocks (extend_max is
+# at most 8), so that its run does not reuse the numbers its cold run drew.
+AFTER_COLD_BLOCK = 64
 
 
 class Risk(NamedTuple):

@@ -83,6 +83,7 @@ def _first_run(
     spec: ModelSpec,
     backend: Backend,
     later: DeferredDiagnostics,
+    first_block: int = 0,
 ) -> _First:
     N = len(returns)
     if len(carries) != N or np.shape(keys) != (N,):
@@ -92,8 +93,8 @@ def _first_run(
     groups = [(rows, s) for rows, s in ((np.flatnonzero(~wide), spec),
                                         (np.flatnonzero(wide), wide_spec(spec))) if len(rows)]
     scales = robust_scale(returns)  # every batch of the update reads the same returns
-    built = [build_batch(returns, [carries[int(i)] for i in rows], keys[rows], seq, seed, s, 0,
-                         None if len(rows) == N else rows, scales)
+    built = [build_batch(returns, [carries[int(i)] for i in rows], keys[rows], seq, seed, s,
+                         first_block, None if len(rows) == N else rows, scales)
              for rows, s in groups]  # fmt: skip
     results = run_together(backend, [batch for batch, _ in built])
     t0 = time.perf_counter()
@@ -127,8 +128,11 @@ def refresh(
     spec: ModelSpec,
     backend: Backend,
     diagnose: Which = "all",
+    first_block: int = 0,
 ) -> tuple[RegimeEstimate, list[InstrumentCarry], RefreshInfo]:
     """Refresh every instrument's posterior in one batch; carries[i] None = cold start.
+    `first_block` > 0 gives the run the random streams of the update's blocks from that
+    one on: a second run of an update's instruments from the carries its first left.
 
     Effort follows need: an instrument that `needs_more` runs on, up to `spec.extend_max`
     blocks, in a batch of just those instruments: `spec.extension_chains` chains started at
@@ -144,7 +148,7 @@ def refresh(
     all the daemon reads of them; with "none" of none (the others NaN).
     """
     estimate, carries_out, info, diagnosis = refresh_then_diagnose(
-        returns, carries, instrument_keys, seq, seed, spec, backend, diagnose)
+        returns, carries, instrument_keys, seq, seed, spec, backend, diagnose, first_block)
     t0 = time.perf_counter()
     with diagnosis:
         estimate = diagnosis.wait()
@@ -205,6 +209,7 @@ def refresh_then_diagnose(
     spec: ModelSpec,
     backend: Backend,
     diagnose: Which = "all",
+    first_block: int = 0,
 ) -> tuple[RegimeEstimate, list[InstrumentCarry], RefreshInfo, Diagnosis]:
     """`refresh`, returning before the diagnostics the gate does not read are in: the
     estimate's gate, regime probabilities and predictive are final, its rhat, ess_bulk,
@@ -215,7 +220,7 @@ def refresh_then_diagnose(
     later = DeferredDiagnostics(len(returns), which=diagnose)
     try:
         estimate, carries_out, info = _refresh(returns, carries, keys, seq, seed, spec,
-                                               backend, later)  # fmt: skip
+                                               backend, later, first_block)  # fmt: skip
     except BaseException:
         later.__exit__(None, None, None)
         raise
@@ -231,8 +236,9 @@ def _refresh(
     spec: ModelSpec,
     backend: Backend,
     later: DeferredDiagnostics,
+    first_block: int = 0,
 ) -> tuple[RegimeEstimate, list[InstrumentCarry], RefreshInfo]:
-    first = _first_run(returns, carries, keys, seq, seed, spec, backend, later)
+    first = _first_run(returns, carries, keys, seq, seed, spec, backend, later, first_block)
     estimate, new, source, wide = first.estimate, first.carries, first.source, first.wide
     final = [d.reshape(-1, d.shape[-1]) for d in source]  # the blocks' chains, joined
     timings = first.timings_ms
@@ -252,7 +258,7 @@ def _refresh(
         running = np.concatenate([r for r, *_ in parts])
         later.settle(np.setdiff1d(np.arange(len(returns)), running), estimate.converged)
         built = [build_batch(returns, [extension_start(source[i], new[i], E) for i in r],
-                             keys[r], seq, seed, more, block, r, first.scales)
+                             keys[r], seq, seed, more, first_block + block, r, first.scales)
                  for r, *_ in parts]  # fmt: skip
         results = run_together(backend, [batch for batch, _ in built])  # one device run
         runs = []

@@ -29,7 +29,7 @@ import numpy as np
 import structlog
 
 from gpu_backend.backend_traffic import take_traffic
-from regime_model.at_risk import Risk, at_risk, run_on_spec
+from regime_model.at_risk import AFTER_COLD_BLOCK, Risk, at_risk, run_on_spec
 from regime_model.backend import Backend
 from regime_model.estimate import (
     RegimeEstimate,
@@ -206,15 +206,16 @@ class BetweenBars:
         sample = sample_of(inputs.returns, estimate, draws, self.spec, self.backend)
         risk = Risk(np.empty(0, dtype=np.int64), np.empty(0))
         if self.spec.between_bars_margin > self.spec.at_risk_margin:
-            # An instrument whose update started cold is not run again: that would be a
-            # cold run (after a cold round the sampler overran the trial shape's next bar
-            # on this VM: docs/benchmarks.md, thirty-fifth session); its next bar judges it
-            warm = np.array([c is not None for c in inputs.carries], dtype=bool)
-            risk = at_risk(sample, self.spec, self.backend).only(warm)
-        for margin, risky in risk.groups():
-            sample, info = self._run_on(inputs, risky, margin, sample, carries)
-            estimate = sample.estimate
-            evals, extended = evals + info.gradient_evals, extended + info.extended
+            risk = at_risk(sample, self.spec, self.backend)
+        # An instrument whose update started cold runs on from the carries its run left:
+        # run again from none, it would be a cold run (after a cold round the sampler then
+        # overran the trial shape's next bar: docs/benchmarks.md, thirty-fifth session)
+        cold = np.array([c is None for c in inputs.carries], dtype=bool)
+        for after_cold in (False, True):
+            for margin, risky in risk.only(cold == after_cold).groups():
+                sample, info = self._run_on(inputs, risky, margin, sample, carries, after_cold)
+                estimate = sample.estimate
+                evals, extended = evals + info.gradient_evals, extended + info.extended
         for k, symbol in enumerate(inputs.symbols):
             self.kept[symbol] = _Kept(inputs.seq, sample.returns[k], sample.draws[k],
                                       sample.log_density[k], take_rows(estimate, np.array([k])),
@@ -232,16 +233,18 @@ class BetweenBars:
 
     def _run_on(
         self, inputs: UpdateInputs, risky: np.ndarray, margin: float, sample: Sample,
-        carries: list[InstrumentCarry | None],
+        carries: list[InstrumentCarry | None], after_cold: bool,
     ) -> tuple[Sample, RefreshInfo]:
         """The instruments `risky` (regime_model.at_risk) sampled again from the same
         carries, on to `margin` of the gate: their runs begin as the ones they replace (the
-        same seeds) and run on from there. Their carries replace the others' in `carries`;
-        the sample with their draws in it."""
+        same seeds) and run on from there; `after_cold`, those of a cold start, from the
+        carries their run left, with streams of their own (AFTER_COLD_BLOCK). Their carries
+        replace the others' in `carries`; the sample with their draws in it."""
+        starts = [carries[i] if after_cold else inputs.carries[i] for i in risky]
         estimate, ran, info = refresh(
-            inputs.returns[risky], [inputs.carries[i] for i in risky], inputs.keys[risky],
-            inputs.seq, inputs.seed, run_on_spec(self.spec, margin), self.backend,
-            diagnose="failing")  # fmt: skip
+            inputs.returns[risky], starts, inputs.keys[risky], inputs.seq, inputs.seed,
+            run_on_spec(self.spec, margin), self.backend, diagnose="failing",
+            first_block=AFTER_COLD_BLOCK if after_cold else 0)  # fmt: skip
         estimate = self._by_gate(estimate, info.draws or [])
         for j, i in enumerate(risky):
             carries[i] = ran[j]

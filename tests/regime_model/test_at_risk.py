@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpu_backend import NumpyBackend
-from regime_model.at_risk import LEVELS, PROBES_Z, SAFETY, at_risk, run_on_spec
+from regime_model.at_risk import AFTER_COLD_BLOCK, LEVELS, PROBES_Z, SAFETY, at_risk, run_on_spec
 from regime_model.reweigh import Sample, reweigh, sample_of
 from regime_model.update import ModelSpec, refresh
 from tests.regime_model.regime_data import two_regime_returns
@@ -79,3 +79,17 @@ def test_an_instrument_at_risk_runs_to_its_margin_with_more_blocks() -> None:
     spec = run_on_spec(SPEC, 0.3)
     assert (spec.mcse_max, spec.vol_mcse_max) == (0.3 * SPEC.mcse_max, 0.3 * SPEC.vol_mcse_max)
     assert spec.extend_max > SPEC.extend_max and spec.draws == SPEC.draws
+
+
+def test_a_run_on_after_a_cold_start_draws_numbers_of_its_own() -> None:
+    """From the carries a cold run left, the run on between bars takes the streams of
+    the update's blocks from AFTER_COLD_BLOCK on: other numbers than the update's own
+    run's from those carries, the same every time (a restart and replay run it again)."""
+    returns, _ = two_regime_returns(2, 128, seed=4)
+    keys = np.arange(2, dtype=np.uint32) + 20
+    _, carries, _ = refresh(returns, [None] * 2, keys, 1, 7, SPEC, BACKEND)
+    own = refresh(returns, carries, keys, 1, 7, SPEC, BACKEND)[2].draws
+    after = [refresh(returns, carries, keys, 1, 7, SPEC, BACKEND,
+                     first_block=AFTER_COLD_BLOCK)[2].draws for _ in range(2)]  # fmt: skip
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(*after, strict=True))
+    assert not any(np.array_equal(a, b) for a, b in zip(own, after[0], strict=True))

@@ -13,7 +13,7 @@ import structlog
 from test_trader import Rig
 
 from gpu_backend import NumpyBackend
-from regime_model.at_risk import EXTRA_BLOCKS, Risk
+from regime_model.at_risk import AFTER_COLD_BLOCK, EXTRA_BLOCKS, Risk
 from regime_model.update import refresh
 from service.bench.chaos import chaos_settings, run_worker_process
 from service.bench.daemon_harness import LIGHT_EFFORT, two_account_settings, write_config
@@ -181,7 +181,7 @@ def test_between_bars_an_instrument_at_risk_of_the_gate_runs_on_to_its_margin(
     carries, on until its errors are within that share or its blocks (EXTRA_BLOCKS more
     than the spec's) are spent. Here every passing instrument is made to count as at risk,
     at margins of at_risk_margin and its half taken in turn, against a worker whose probes
-    run as they are. An instrument whose update started cold is not run again."""
+    run as they are."""
     config = between_bars_config(tmp_path / "config", extend_max=2)
     spec = model_spec(config.settings.model)
     _, as_is, _ = _kept_margins(config, tmp_path / "as-is")
@@ -196,13 +196,24 @@ def test_between_bars_an_instrument_at_risk_of_the_gate_runs_on_to_its_margin(
         given.update({sample.returns[i].tobytes(): m for i, m in zip(rows, margin, strict=True)})
         return Risk(rows, margin)
 
+    real_refresh, runs = between_bars.refresh, []
+
+    def seen(returns, starts, *args, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append((list(starts), kwargs.get("first_block", 0)))
+        return real_refresh(returns, starts, *args, **kwargs)
+
     monkeypatch.setattr(between_bars, "at_risk", all_passing)
+    monkeypatch.setattr(between_bars, "refresh", seen)
     share, chains, sampled = _kept_margins(config, tmp_path / "at-risk")
-    # the first update started cold, so its instruments are not run again (that would be
-    # a cold run between bars); the second's are
-    assert [e["at_risk"] > 0 for e in sampled] == [False, True]
-    assert sum(sampled[1]["at_risk_margins"].values()) == sampled[1]["at_risk"]
+    assert all(e["at_risk"] > 0 for e in sampled)
+    assert all(sum(e["at_risk_margins"].values()) == e["at_risk"] for e in sampled)
     assert len(sampled[1]["at_risk_margins"]) >= 2  # a run for each margin
+    # the first update started cold: its instruments run on from the carries their run
+    # left (run again from none, it would be a cold run), with streams of their own; the
+    # second's from the carries their update started from, as its sampler did
+    first, second = [r for r in runs if r[1] == AFTER_COLD_BLOCK], [r for r in runs if not r[1]]
+    assert first and all(c is not None for starts, _ in first for c in starts)
+    assert all(c is not None for starts, _ in second for c in starts)
     spent = spec.chains + (spec.extend_max + EXTRA_BLOCKS) * spec.extension_chains
     last = {w: m for w, m in given.items() if w in share}  # the kept samples' windows
     assert len(last) == len(share)
