@@ -2,7 +2,8 @@
 # The H200 call prepared in the thirty-fifth session (issue 14), 2026-12-05 (no device was
 # lent in the thirty-fourth or thirty-fifth session): the trial round here (the bar's
 # reweighing by one step, the instruments at risk of the gate run on between bars to the
-# share their worst probe asks) against base34 (a `git archive` of d5f2c87: neither) and
+# share their worst of seven probes asks, a cold start's too, and a constant decision
+# quantity weighed by the other's ESS) against base34 (a `git archive` of d5f2c87: neither) and
 # base35 (of ae20b69: the run-on to 0.6 of the gate alone), and here at a margin of 0.6
 # (which turns the at-risk run-on off), and in scratch/trees/wide35 (a `git archive` of
 # the commit that runs it with gate-sent-wide34.patch applied by `patch -p1`: an
