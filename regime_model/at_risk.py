@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from regime_model.backend import Backend
-from regime_model.estimate import RegimeEstimate
+from regime_model.estimate import RegimeEstimate, decision_mcse
 from regime_model.reweigh import Sample, reweigh
 from regime_model.spec import ModelSpec
 from regime_model.types import BoolArray, FloatArray, IntArray
@@ -101,6 +101,5 @@ def run_on_spec(spec: ModelSpec, margin: float) -> ModelSpec:
 def _of_gate(estimate: RegimeEstimate, spec: ModelSpec) -> FloatArray:
     """[N, 2] both decision quantities' Monte Carlo errors as shares of the gate's bounds
     (NaN: not reweighed, which sets nothing)."""
-    mcse = np.stack([estimate.p_turbulent_mcse, estimate.vol_mcse], axis=1)
-    out: FloatArray = mcse / np.array([spec.mcse_max, spec.vol_mcse_max])
+    out: FloatArray = decision_mcse(estimate) / np.array([spec.mcse_max, spec.vol_mcse_max])
     return out

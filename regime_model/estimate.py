@@ -80,6 +80,12 @@ def passes_gate(
     return out
 
 
+def decision_mcse(estimate: RegimeEstimate) -> FloatArray:
+    """[N, 2] the decision quantities' Monte Carlo errors, as passes_gate takes them."""
+    out: FloatArray = np.stack([estimate.p_turbulent_mcse, estimate.vol_mcse], axis=1)
+    return out
+
+
 def take_rows(estimate: RegimeEstimate, rows: IntArray) -> RegimeEstimate:
     """The estimate of instruments `rows` (in that order)."""
     return RegimeEstimate._make(np.asarray(field)[rows] for field in estimate)

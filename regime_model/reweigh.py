@@ -29,7 +29,13 @@ import numpy as np
 
 from regime_model.backend import Backend
 from regime_model.diagnostics import bulk_ess
-from regime_model.estimate import RegimeEstimate, decision_values, passes_gate, take_rows
+from regime_model.estimate import (
+    RegimeEstimate,
+    decision_values,
+    merge_rows,
+    passes_gate,
+    take_rows,
+)
 from regime_model.next_bar import Ahead, ahead_of, join, step
 from regime_model.params import log_prior_value
 from regime_model.scaling import robust_scale
@@ -57,6 +63,17 @@ class Sample(NamedTuple):
     # Each instrument's draws filtered over the window's last T-1 bars (None: no draws): a
     # window moved one bar on is reweighed by one step from it (regime_model.next_bar).
     ahead: list[Ahead | None]
+
+    def with_rows(self, rows: IntArray, part: Sample) -> Sample:
+        """This sample with instruments `rows` replaced by `part`'s (in that order): the
+        same windows, sampled again."""
+        draws, density, ahead = list(self.draws), list(self.log_density), list(self.ahead)
+        ess = self.ess.copy()
+        for j, i in enumerate(rows):
+            draws[i], density[i], ahead[i] = part.draws[j], part.log_density[j], part.ahead[j]
+            ess[i] = part.ess[j]
+        return Sample(self.returns, draws, density,
+                      merge_rows(self.estimate, part.estimate, rows), ess, ahead)
 
 
 class Reweighed(NamedTuple):

@@ -33,6 +33,7 @@ from regime_model.at_risk import AFTER_COLD_BLOCK, Risk, at_risk, run_on_spec
 from regime_model.backend import Backend
 from regime_model.estimate import (
     RegimeEstimate,
+    decision_mcse,
     gather_rows,
     merge_rows,
     passes_gate,
@@ -250,13 +251,7 @@ class BetweenBars:
             carries[i] = ran[j]
         part = sample_of(inputs.returns[risky], estimate, info.draws or [], self.spec,
                          self.backend)  # fmt: skip
-        drawn, density, ahead = list(sample.draws), list(sample.log_density), list(sample.ahead)
-        ess = sample.ess.copy()
-        for j, i in enumerate(risky):
-            drawn[i], density[i], ahead[i] = part.draws[j], part.log_density[j], part.ahead[j]
-            ess[i] = part.ess[j]
-        merged = merge_rows(sample.estimate, estimate, risky)
-        return Sample(sample.returns, drawn, density, merged, ess, ahead), info
+        return sample.with_rows(risky, part), info
 
     def _judged(self, estimate: RegimeEstimate, draws: list[FloatArray]) -> RegimeEstimate:
         """The sample's estimate with `converged` by the gate itself, not the margin's: the
@@ -269,10 +264,9 @@ class BetweenBars:
 
     def _by_gate(self, estimate: RegimeEstimate, draws: list[FloatArray]) -> RegimeEstimate:
         """`converged` by the gate itself, for a run to a margin below it."""
-        mcse = np.stack([estimate.p_turbulent_mcse, estimate.vol_mcse], axis=1)
         chains = np.array([len(d) for d in draws]) // self.spec.draws
         return estimate._replace(converged=passes_gate(
-            mcse, np.asarray(estimate.divergences), chains, self.spec))
+            decision_mcse(estimate), np.asarray(estimate.divergences), chains, self.spec))
 
     def _sample_of(self, symbols: list[Symbol]) -> Sample:
         rows = [self.kept[s] for s in symbols]

@@ -115,6 +115,22 @@ def test_the_bar_samples_where_the_weights_keep_too_few_draws_or_there_is_no_sam
 
 
 
+def test_a_sample_with_rows_sampled_again_takes_theirs_and_keeps_the_rest(sampled) -> None:
+    returns, sample = sampled
+    again = refresh(returns[[2, 0], :128], [None] * 2, np.array([12, 10], dtype=np.uint32), 1,
+                    8, SPEC, BACKEND)  # fmt: skip: other seeds, other draws
+    part = sample_of(returns[[2, 0], :128], again[0], again[2].draws or [], SPEC, BACKEND)
+    got = sample.with_rows(np.array([2, 0]), part)
+    for i, j in ((2, 0), (0, 1)):
+        assert got.draws[i] is part.draws[j] and got.log_density[i] is part.log_density[j]
+        assert got.ahead[i] is part.ahead[j] and np.array_equal(got.ess[i], part.ess[j])
+        assert got.estimate.pred_vol[i] == part.estimate.pred_vol[j]
+    assert got.draws[1] is sample.draws[1] and np.array_equal(got.ess[1], sample.ess[1])
+    assert got.estimate.pred_vol[1] == sample.estimate.pred_vol[1]
+    assert not np.array_equal(got.draws[0], sample.draws[0])  # the check can fail
+    assert got.returns is sample.returns
+
+
 def test_a_quantity_the_same_in_every_draw_is_weighed_by_the_others_ess() -> None:
     """Draws whose calm regime (sigma_0 a thousandth of the window's scale) cannot have
     made any of its bars: P(turbulent) is exactly 1 in every draw, so it has no ESS
