@@ -4,14 +4,22 @@
 # trial round here (e6f16c9: the bar's reweighing by one step, the instruments at risk
 # run on between bars by their worst of seven probes, a cold start's too) against base34
 # (a `git archive` of d5f2c87, the tree the thirty-third session's H200 figures ran in,
-# before any of these), alternated, and here at a margin of 0.6 once. Set-up as in
-# h200-thirtyfifth.sh, carrying .gl, .whl, .whl-np and scratch/trees/base34.
+# before any of these), alternated, and here at a margin of 0.6 once; before them, item
+# 4's checkpoint stage with and without the WAL's fsync, and the host's fsync alone.
+# Set-up as in h200-thirtyfifth.sh, carrying .gl, .whl, .whl-np and scratch/trees/base34.
 set -u
 ROOT=$(pwd)
 SESSION=thirtysixth
 TAG=thirtysixth-$(date +%Y-%m-%d)  # the day it runs
 . "$(dirname "$0")/h200-lib.sh"
 TREES=$ROOT/scratch/trees
+# item 4: the checkpoint stage as shipped and with the WAL never synced (stages_nosync.py),
+# and the host's fsync of a 4 KB write alone (fsync_time.py)
+stages "$ROOT" head36 54
+in_tree "$ROOT" step "stages-nosync-54" 120 python3 "$ROOT/docs/bench-results/stages_nosync.py" \
+    bench stages --instruments 54 --window 256 --updates 12 --out "$OUT/stages-h200-54-nosync36-$TAG.json"
+step "fsync" 60 python3 "$ROOT/docs/bench-results/fsync_time.py" /tmp 200
+grep '^{' "$LOGS/fsync.log" >>"$OUT/summary.txt"
 round "$ROOT" "head36-1" wgpu 12 3
 round "$TREES/base34" "base34-1" wgpu 12 3
 round "$ROOT" "margin06-36" wgpu 12 3 --between-bars-margin 0.6
