@@ -4,9 +4,10 @@
 # trial round here (e6f16c9: the bar's reweighing by one step, the instruments at risk
 # run on between bars by their worst of seven probes, a cold start's too) against base34
 # (a `git archive` of d5f2c87, the tree the thirty-third session's H200 figures ran in,
-# before any of these), alternated, and here at a margin of 0.6 once; before them, item
+# before any of these), alternated, here at a margin of 0.6 once and base35 (of ae20b69:
+# the step and the run-on to 0.6 of the gate alone) once; before them, item
 # 4's checkpoint stage with and without the WAL's fsync, and the host's fsync alone.
-# Set-up as in h200-thirtyfifth.sh, carrying .gl, .whl, .whl-np and scratch/trees/base34.
+# Set-up as in h200-thirtyfifth.sh, carrying .gl, .whl, .whl-np and scratch/trees/{base34,base35}.
 set -u
 ROOT=$(pwd)
 SESSION=thirtysixth
@@ -23,6 +24,7 @@ grep '^{' "$LOGS/fsync.log" >>"$OUT/summary.txt"
 round "$ROOT" "head36-1" wgpu 12 3
 round "$TREES/base34" "base34-1" wgpu 12 3
 round "$ROOT" "margin06-36" wgpu 12 3 --between-bars-margin 0.6
+round "$TREES/base35" "base35-1" wgpu 12 3
 round "$TREES/base34" "base34-2" wgpu 12 3
 round "$ROOT" "head36-2" wgpu 12 3
 bundle one
