@@ -14,17 +14,23 @@ SESSION=thirtysixth
 TAG=thirtysixth-$(date +%Y-%m-%d)  # the day it runs
 . "$(dirname "$0")/h200-lib.sh"
 TREES=$ROOT/scratch/trees
-# item 4: the checkpoint stage as shipped and with the WAL never synced (stages_nosync.py),
-# and the host's fsync of a 4 KB write alone (fsync_time.py)
+# In order of need, the results bundled after each step so that a call cut short still
+# brings back what ran: the alternated pair, item 4's checkpoint stage as shipped and with
+# the WAL never synced (stages_nosync.py) and the host's fsync of 4 KB alone
+# (fsync_time.py), the second pair, then margin 0.6 and base35.
+round "$ROOT" "head36-1" wgpu 12 3
+round "$TREES/base34" "base34-1" wgpu 12 3
+bundle one
 stages "$ROOT" head36 54
 in_tree "$ROOT" step "stages-nosync-54" 120 python3 "$ROOT/docs/bench-results/stages_nosync.py" \
     bench stages --instruments 54 --window 256 --updates 12 --out "$OUT/stages-h200-54-nosync36-$TAG.json"
 step "fsync" 60 python3 "$ROOT/docs/bench-results/fsync_time.py" /tmp 200
 grep '^{' "$LOGS/fsync.log" >>"$OUT/summary.txt"
-round "$ROOT" "head36-1" wgpu 12 3
-round "$TREES/base34" "base34-1" wgpu 12 3
-round "$ROOT" "margin06-36" wgpu 12 3 --between-bars-margin 0.6
-round "$TREES/base35" "base35-1" wgpu 12 3
+bundle one
 round "$TREES/base34" "base34-2" wgpu 12 3
 round "$ROOT" "head36-2" wgpu 12 3
+bundle one
+round "$ROOT" "margin06-36" wgpu 12 3 --between-bars-margin 0.6
+bundle one
+round "$TREES/base35" "base35-1" wgpu 12 3
 bundle one
