@@ -5,8 +5,8 @@
 # run on between bars by their worst of seven probes, a cold start's too) against base34
 # (a `git archive` of d5f2c87, the tree the thirty-third session's H200 figures ran in,
 # before any of these), alternated, here at a margin of 0.6 once and base35 (of ae20b69:
-# the step and the run-on to 0.6 of the gate alone) once; before them, item
-# 4's checkpoint stage with and without the WAL's fsync, and the host's fsync alone.
+# the step and the run-on to 0.6 of the gate alone) once; and item 4's checkpoint stage
+# with and without the WAL's fsync, and the host's fsync alone.
 # Set-up as in h200-thirtyfifth.sh, carrying .gl, .whl, .whl-np and scratch/trees/{base34,base35}.
 set -u
 ROOT=$(pwd)
