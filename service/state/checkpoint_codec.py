@@ -15,7 +15,6 @@ import hashlib
 import math
 import operator
 import zlib
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -24,7 +23,7 @@ import numpy as np
 
 from regime_model.update import InstrumentCarry
 from service.model_state import InstrumentState, ModelState
-from service.state import book_columns
+from service.state import book_columns, carry_stacks
 from service.state.book_columns import InstrumentColumns
 from service.state.codec import decode_arrays, encode_arrays
 from service.state.errors import UnusableStateError
@@ -37,7 +36,6 @@ ROTATION_KEY = "cursor"  # the rotation's start; its name predates `rotation_sta
 WARMING_KEY = "warming"  # {symbol: {bars_available, bars_needed, stage}}: not modelled yet
 WINDOW_SHA = "window_sha256"  # [N, 32]: each window's SHA-256 (up to schema version 5)
 WINDOW_CRC = "window_crc32"  # [N]: each instrument's CRC-32 of its return window
-CARRY_ROWS = "carry_rows"  # which instruments the stacked "carry/<field>" arrays hold
 POSITIONS_KEY = book_columns.POSITION_COLUMNS_KEY  # the broker's positions at the snapshot
 _LAST_BAR_TIME = operator.attrgetter("last_bar_time")
 _LAST_CLOSE = operator.attrgetter("last_close")
@@ -84,9 +82,8 @@ def encode_model_state(state: ModelState) -> tuple[bytes, dict[str, Any], Window
     digest still covers every input and a window read back is checked against it.
 
     The blob holds a few stacked arrays, the rows in the book's (sorted) symbol order:
-    WINDOW_CRC [N], and the carries of one shape as CARRY_ROWS (their rows) and
-    "carry/<field>" [M, ...]; a carry of another shape (a model changed under it) keeps
-    the per-symbol keys "<symbol>/carry/<field>" of schema version 3. Stacked, encoding
+    WINDOW_CRC [N], and the carries stacked by shape (service.state.carry_stacks).
+    Stacked, encoding
     268 instruments costs a handful of numpy calls instead of four per instrument; after
     a warm update, whose windows are rows of one table (service.model_state.ReturnsTable),
     the windows and their checksums are read from that table at once.
@@ -104,7 +101,7 @@ def encode_model_state(state: ModelState) -> tuple[bytes, dict[str, Any], Window
         windows = WindowColumns.of({s: WindowWrite(_fresh(i), len(i.returns))
                                     for s, i in zip(symbols, instruments, strict=True)})
         crcs = [window_crc(i.returns) for i in instruments]
-    arrays = _stacked_carries(symbols, instruments)
+    arrays = carry_stacks.stack(list(map(_CARRY, instruments)))
     arrays[WINDOW_CRC] = np.array(crcs, np.uint32)
     return encode_arrays(arrays), book, windows
 
@@ -154,49 +151,6 @@ def _absent_as(values: list[Any], sentinel: Any) -> list[Any]:
     return values if None not in values else [sentinel if v is None else v for v in values]
 
 
-def _stacked_carries(
-    symbols: list[Symbol], instruments: list[InstrumentState]
-) -> dict[str, np.ndarray]:
-    carries = list(map(_CARRY, instruments))
-    rows = [i for i, c in enumerate(carries) if c is not None] if None in carries \
-        else list(range(len(carries)))  # fmt: skip
-    present = list(map(carries.__getitem__, rows))
-    arrays = _stack(rows, present)
-    if arrays is not None:  # the usual case: one shape
-        return arrays
-    common = Counter(map(_shape, present)).most_common(1)[0][0]
-    same = [(i, c) for i, c in zip(rows, present, strict=True) if _shape(c) == common]
-    arrays = _stack([i for i, _ in same], [c for _, c in same]) or {}
-    for i, carry in zip(rows, present, strict=True):
-        if _shape(carry) != common:
-            for name, value in carry._asdict().items():
-                arrays[f"{symbols[i]}/carry/{name}"] = value
-    return arrays
-
-
-def _stack(rows: list[int], carries: list[InstrumentCarry]) -> dict[str, np.ndarray] | None:
-    """Carries as arrays [M, ...], or None if their shapes differ. Checked in C: each
-    field's lengths by map, the rest of its shape by np.concatenate, which refuses arrays
-    of another rank or other trailing dimensions (np.array would look for the shape again
-    in every carry, at three times the cost)."""
-    arrays: dict[str, np.ndarray] = {CARRY_ROWS: np.array(rows, np.int64)}
-    if not carries:
-        return arrays
-    for name, values in zip(InstrumentCarry._fields, zip(*carries, strict=True), strict=True):
-        if len(set(map(len, values))) != 1:
-            return None
-        try:
-            stacked = np.concatenate(values, dtype=np.float64)
-        except ValueError:
-            return None
-        arrays[f"carry/{name}"] = stacked.reshape(len(values), *values[0].shape)
-    return arrays
-
-
-def _shape(carry: InstrumentCarry) -> tuple[tuple[int, ...], ...]:
-    return tuple(value.shape for value in carry)  # arrays, every field (regime_model.carry)
-
-
 def decode_model_state(
     blob: bytes, book: dict[str, Any], windows: Mapping[str, Sequence[float]] | None = None
 ) -> ModelState:
@@ -206,16 +160,12 @@ def decode_model_state(
     entries = book_columns.entries(book)
     symbols = sorted(entries)
     checks = _window_checks(arrays, len(symbols))
-    carries: dict[Symbol, InstrumentCarry] = {}
-    if CARRY_ROWS in arrays:
-        for k, i in enumerate(arrays[CARRY_ROWS].tolist()):
-            carries[symbols[i]] = InstrumentCarry(
-                *(arrays[f"carry/{name}"][k].copy() for name in InstrumentCarry._fields))
+    carries = carry_stacks.unstack(arrays, symbols)
     instruments = {}
     for row, symbol in enumerate(symbols):
         check = None if checks is None else checks[row]
         returns, unsaved = _returns_of(symbol, arrays, (windows or {}).get(symbol), check)
-        carry = carries.get(symbol) or _own_carry(symbol, arrays)
+        carry = carries.get(symbol)
         instruments[symbol] = _instrument_from(symbol, entries[symbol], returns, unsaved, carry)
     return ModelState(instruments=instruments, rotation_start=int(book[ROTATION_KEY]))
 
@@ -224,12 +174,6 @@ def checkpoint_state(store: StateStore, checkpoint: Checkpoint) -> ModelState:
     """The model state `checkpoint` holds: its blob and book with its windows, which since
     schema version 4 are rows of the store's returns table (resume and replay read this)."""
     return decode_model_state(checkpoint.model, checkpoint.book, store.windows(checkpoint.seq))
-
-
-def _own_carry(symbol: Symbol, arrays: dict[str, np.ndarray]) -> InstrumentCarry | None:
-    """A carry under per-symbol keys (schema version 3, or a shape the others lack)."""
-    names = [f"{symbol}/carry/{name}" for name in InstrumentCarry._fields]
-    return InstrumentCarry(*(arrays[n] for n in names)) if all(n in arrays for n in names) else None
 
 
 def _window_checks(arrays: dict[str, np.ndarray], count: int) -> list[Any] | None:

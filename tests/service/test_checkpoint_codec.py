@@ -13,13 +13,13 @@ import pytest
 from regime_model.update import InstrumentCarry
 from service.market.bar_batch import batch_of
 from service.model_state import InstrumentState, ModelState, append_batch
+from service.state.carry_stacks import CARRY_ROWS
 from service.state.checkpoint_codec import (
-    CARRY_ROWS,
     WINDOW_SHA,
     decode_model_state,
     encode_model_state,
 )
-from service.state.codec import encode_arrays
+from service.state.codec import decode_arrays, encode_arrays
 from service.state.errors import UnusableStateError
 from service.strategy import Decision
 from service.types import Bar
@@ -54,7 +54,44 @@ def test_carries_of_every_shape_and_none_come_back_exactly() -> None:
             assert got.carry is not None
             for a, b in zip(got.carry, instrument.carry, strict=True):
                 assert np.array_equal(a, b) and a.dtype == np.float64
-    assert b"SPY/carry" not in blob and b"GLD/carry/position" in blob  # stacked, but GLD
+    assert b"/carry" not in blob and b"carry#1/position" in blob  # GLD: a stack of its own
+
+
+def test_carries_of_two_shapes_travel_as_two_stacks() -> None:
+    """An instrument run on between bars starts its next update with a block's chains:
+    on the trial shape half the carries have 32 chains and half 4. Each shape is one
+    stack in the blob (a few arrays, not three per instrument), every carry exact."""
+    symbols = [f"S{i:02d}" for i in range(12)]
+    state = ModelState({s: InstrumentState(s, returns=np.array([0.01]),
+                                           carry=carry(i, chains=32 if i % 3 else 4))
+                        for i, s in enumerate(symbols)})  # fmt: skip
+    blob, book, _ = encode_model_state(state)
+    arrays = decode_arrays(blob)
+    assert sorted(arrays) == sorted([CARRY_ROWS, "carry/position", "carry/step_size",
+                                     "carry/inv_mass", "carry_rows#1", "carry#1/position",
+                                     "carry#1/step_size", "carry#1/inv_mass", "window_crc32"])
+    assert arrays["carry/position"].shape == (8, 32, 6)  # the larger group unsuffixed
+    back = decode_model_state(blob, book, {s: [0.01] for s in symbols})
+    for symbol, instrument in state.instruments.items():
+        assert instrument.carry is not None
+        got = back.instruments[symbol].carry
+        assert got is not None and all(np.array_equal(a, b) for a, b in
+                                       zip(got, instrument.carry, strict=True))  # fmt: skip
+
+
+def test_a_carry_under_its_own_symbols_keys_still_decodes() -> None:
+    """Before the stacks by shape, a carry of another shape than the commonest was kept
+    under "<symbol>/carry/<field>": such a checkpoint still resumes with it."""
+    state = ModelState({"SPY": InstrumentState("SPY", returns=np.array([0.01]), carry=carry(1)),
+                        "GLD": InstrumentState("GLD", returns=np.array([0.02]))})  # fmt: skip
+    blob, book, _ = encode_model_state(state)
+    arrays = decode_arrays(blob)
+    gld = carry(3, chains=32)
+    arrays.update({f"GLD/carry/{n}": v for n, v in gld._asdict().items()})
+    back = decode_model_state(encode_arrays(arrays), book, {"SPY": [0.01], "GLD": [0.02]})
+    got = back.instruments["GLD"].carry
+    assert got is not None and np.array_equal(got.position, gld.position)
+    assert back.instruments["SPY"].carry is not None
 
 
 def test_every_instrument_field_comes_back_whatever_is_missing() -> None:
