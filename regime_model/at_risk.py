@@ -26,7 +26,8 @@ import numpy as np
 
 from regime_model.backend import Backend
 from regime_model.estimate import RegimeEstimate, decision_mcse
-from regime_model.reweigh import Sample, reweigh
+from regime_model.reweigh import reweigh
+from regime_model.sample import Sample
 from regime_model.spec import ModelSpec
 from regime_model.types import BoolArray, FloatArray, IntArray
 

@@ -3,7 +3,9 @@
 `python docs/bench-results/reweigh_time.py BACKEND [REPEATS [profile] [embedded]]`, from the
 tree to time (PYTHONPATH=TREE); `profile` adds a line with one more call's 15 largest
 cumulative times under cProfile. 36 instruments of 4 chains x 40 draws and 18 of 32 x 40
-(28,800 draws; `embedded`: an embedded default account's 8, 6 and 2, 3,520 draws)
+(28,800 draws; `embedded`: an embedded default account's 8, 6 and 2, 3,520 draws;
+`runon`: 54 of 160 to 6,400, 55,840 draws, as a trial account's samples were after the
+at-risk run-ons in a one-account round, thirty-sixth session)
 around the priors' centre, their log densities on one window, reweighed to the
 next (one bar on); prints one JSON line: the median ms of REPEATS calls (default 9) of
 regime_model.reweigh.reweigh after two to warm, and the range."""
@@ -20,7 +22,13 @@ import numpy as np
 from gpu_backend import select_backend
 from regime_model.batches import prior_centre
 from regime_model.estimate import RegimeEstimate
-from regime_model.reweigh import Sample, reweigh, sample_of
+from regime_model.reweigh import reweigh
+
+try:
+    from regime_model.sample import Sample, sample_of
+except ImportError:  # a tree before the Sample had its own module (thirty-sixth session)
+    from regime_model.reweigh import Sample, sample_of  # type: ignore[attr-defined,no-redef]
+
 from regime_model.update import ModelSpec
 
 
@@ -30,6 +38,8 @@ def main() -> None:
     spec = ModelSpec()
     rng = np.random.default_rng(1)
     sizes = [160] * 6 + [1280] * 2 if "embedded" in sys.argv[3:] else [160] * 36 + [1280] * 18
+    if "runon" in sys.argv[3:]:  # a trial account's samples after the at-risk run-ons
+        sizes = [160] * 21 + [1280] * 29 + [2560] * 2 + [3840, 6400]
     N = len(sizes)
     returns = 0.01 * rng.standard_normal((N, spec.window + 1))
     draws = [prior_centre(2, spec.priors)[None] + 0.1 * rng.standard_normal((m, 6))

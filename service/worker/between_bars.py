@@ -40,7 +40,8 @@ from regime_model.estimate import (
     take_rows,
 )
 from regime_model.next_bar import Ahead
-from regime_model.reweigh import WHY, Sample, reweigh, sample_of
+from regime_model.reweigh import WHY, reweigh
+from regime_model.sample import Sample, sample_of
 from regime_model.spec import ModelSpec
 from regime_model.types import FloatArray
 from regime_model.update import (
@@ -104,6 +105,10 @@ class BetweenBars:
         # an instrument at risk of the next bar's gate, to its share (regime_model.at_risk)
         self.sampling = spec.within(spec.between_bars_margin)
         self.kept: dict[Symbol, _Kept] = {}
+        # The last sample whole, its filters joined (Sample.joined), and its symbols: the
+        # next bar reweighs it as it is where its update's symbols are the bar's (as
+        # `kept` gathered, the same numbers, without the copies).
+        self._last: tuple[tuple[Symbol, ...], Sample] | None = None
         self.pending: UpdateInputs | None = None  # an update whose window is not sampled yet
         self._at_bar: _AtBar | None = None
 
@@ -121,7 +126,10 @@ class BetweenBars:
         if known:
             index = {s: i for i, s in enumerate(known)}
             rows = np.array([index.get(s, -1) for s in inputs.symbols])
-            done = reweigh(self._sample_of(known), rows, inputs.returns, self.spec, self.backend)
+            last = self._last
+            sample = last[1] if last is not None and last[0] == tuple(known) else \
+                self._sample_of(known)  # fmt: skip
+            done = reweigh(sample, rows, inputs.returns, self.spec, self.backend)
             base, at, share, why = done.estimate, np.flatnonzero(done.at_bar), done.share, done.why
             share = share[np.isfinite(share) & ~done.at_bar]
         figures = {"reweighed": float(N - len(at)), "sampled_at_bar": float(len(at)),
@@ -217,6 +225,8 @@ class BetweenBars:
                 sample, info = self._run_on(inputs, risky, margin, sample, carries, after_cold)
                 estimate = sample.estimate
                 evals, extended = evals + info.gradient_evals, extended + info.extended
+        sample = sample.joined()
+        self._last = (tuple(inputs.symbols), sample)
         for k, symbol in enumerate(inputs.symbols):
             self.kept[symbol] = _Kept(inputs.seq, sample.returns[k], sample.draws[k],
                                       sample.log_density[k], take_rows(estimate, np.array([k])),

@@ -16,7 +16,8 @@ from gpu_backend.wgpu_backend import WgpuBackend
 from gpu_backend.wgpu_device import Device
 from regime_model.batches import prior_centre
 from regime_model.estimate import RegimeEstimate
-from regime_model.reweigh import reweigh, sample_of
+from regime_model.reweigh import reweigh
+from regime_model.sample import sample_of
 from regime_model.update import ModelSpec
 
 SPEC = ModelSpec(window=64)

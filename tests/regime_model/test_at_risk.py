@@ -10,7 +10,8 @@ import pytest
 
 from gpu_backend import NumpyBackend
 from regime_model.at_risk import AFTER_COLD_BLOCK, LEVELS, PROBES_Z, SAFETY, at_risk, run_on_spec
-from regime_model.reweigh import Sample, reweigh, sample_of
+from regime_model.reweigh import reweigh
+from regime_model.sample import Sample, sample_of
 from regime_model.update import ModelSpec, refresh
 from tests.regime_model.regime_data import two_regime_returns
 

@@ -12,7 +12,8 @@ from regime_model.batches import prior_centre
 from regime_model.estimate import RegimeEstimate
 from regime_model.params import log_prior, log_prior_value, moved_prior_change, n_params
 from regime_model.posterior import log_density_and_grad, predictive
-from regime_model.reweigh import MAX_SHIFT, MIN_SHARE, reweigh, sample_of, shifts
+from regime_model.reweigh import MAX_SHIFT, MIN_SHARE, reweigh, shifts
+from regime_model.sample import sample_of
 from regime_model.scaling import robust_scale
 from regime_model.update import ModelSpec, refresh
 from tests.regime_model.regime_data import two_regime_returns

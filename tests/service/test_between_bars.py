@@ -63,6 +63,34 @@ def test_after_the_first_bar_the_bar_reweighs_and_the_sampler_runs_after_the_upd
     assert [e["sampled"] for e in sampled] == [3 - reused, 3, 3, 3]
 
 
+def test_the_bar_reweighs_the_last_sample_whole_to_the_numbers_gathered_per_symbol(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the bar's symbols are the last sample's, the bar reweighs that sample as the
+    sampler left it, its filters joined once between bars; gathered again from each
+    symbol's kept sample (as a rotation's slices are), it makes the same checkpoints."""
+    gathered = []
+    gather = BetweenBars._sample_of
+    monkeypatch.setattr(BetweenBars, "_sample_of",
+                        lambda self, symbols: gathered.append(symbols) or gather(self, symbols))
+    books = {}
+    for whole in (True, False):
+        config = between_bars_config(tmp_path / f"config-{whole}")
+        rig = Rig(config, tmp_path / f"state-{whole}")
+        rig.trader.resume()
+        for n in range(5):
+            if not whole and rig.trader.between is not None:
+                rig.trader.between._last = None  # as if the bar's symbols were another set
+            rig.update(n)
+        books[whole] = [(rig.store.checkpoint(seq).book, rig.store.decisions(seq))
+                        for seq in (2, 3, 4, 5)]  # fmt: skip: the estimates, as reweighed
+        digests = rig.store.model_digests()
+        rig.close()
+        books[whole].append(digests)
+        assert len(gathered) == (0 if whole else 4)  # the path under test was taken
+    assert books[True] == books[False]
+
+
 def test_between_bars_the_sampler_runs_on_to_the_margin_and_the_gate_judges_its_estimate(
     tmp_path: Path,
 ) -> None:
