@@ -22,7 +22,11 @@ def main() -> None:
     instruments = int(sys.argv[1]) if len(sys.argv) > 1 else 268
     timed(trader.Trader, "_checkpoint", "stage")
     timed(trader, "encode_model_state", "encode_model_state")
-    timed(checkpoint_codec, "_stacked_carries", "  stacked carries")
+    if hasattr(checkpoint_codec, "_stacked_carries"):  # a tree before carry_stacks.py
+        timed(checkpoint_codec, "_stacked_carries", "  stacked carries")
+    else:
+        from service.state import carry_stacks  # noqa: PLC0415 - as the tree has it
+        timed(carry_stacks, "stack", "  stacked carries")
     timed(trader, "positions_entry", "positions entry")
     timed(store.StateStore, "commit_update", "commit_update")
     timed(store, "checkpoint_row", "  checkpoint row (JSON)")  # the store's own name for it

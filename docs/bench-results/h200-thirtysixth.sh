@@ -14,6 +14,18 @@ SESSION=thirtysixth
 TAG=thirtysixth-$(date +%Y-%m-%d)  # the day it runs
 . "$(dirname "$0")/h200-lib.sh"
 TREES=$ROOT/scratch/trees
+if [ "${1:-one}" = two ]; then
+    # The second call, if device time is left: the checkpoint's carries stacked by shape
+    # and the bar's reweighing of the last sample whole (this tree) against head36 (a
+    # `git archive` of e42c020, the first call's tree, carried as scratch/trees/head36).
+    round "$ROOT" "new36-1" wgpu 12 3
+    bundle two
+    round "$TREES/head36" "head36-3" wgpu 12 3
+    bundle two
+    stages "$ROOT" new36 54
+    bundle two
+    exit 0
+fi
 # In order of need, the results bundled after each step so that a call cut short still
 # brings back what ran: the alternated pair, item 4's checkpoint stage as shipped and with
 # the WAL never synced (stages_nosync.py) and the host's fsync of 4 KB alone
