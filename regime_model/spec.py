@@ -60,7 +60,8 @@ class ModelSpec:
     # the bar in 60 account-updates against 71 at 1 (warm round p50 47-50 ms against 54);
     # on a CPU the longer sampler costs more than that saves: the embedded default's took
     # 2.8-2.9 s against 1.3-1.5, past its 2 s pace (docs/benchmarks.md, thirty-third
-    # session). So 1 by default; at_risk_margin runs on the instruments at risk alone.
+    # session). So 1 by default; at_risk_margin runs on the instruments at risk alone, and
+    # with it 0.6 is slower on the H200 too: 34.6 ms against 21.1-24.8 (thirty-sixth).
     between_bars_margin: float = 1.0
     # Between bars, an instrument whose reweighing to the next bar would fail the gate its
     # draws pass (regime_model.at_risk) runs on to this share of it, or to a half or a
@@ -69,6 +70,7 @@ class ModelSpec:
     # 50) for 30 % more sampling between bars; the probes' shares cut it to 67-70 ms (10
     # sent in 55) for 22-25 % more again; the embedded default, whose 2 s pace that
     # sampling outran, sets 1 (docs/benchmarks.md, thirty-fourth and thirty-fifth sessions).
+    # On the H200 the trial round's p50 21.1-24.8 ms, p99 39.9-43.9 (thirty-sixth session).
     at_risk_margin: float = 0.6
 
     def within(self, share: float) -> ModelSpec:
