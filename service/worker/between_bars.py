@@ -39,7 +39,6 @@ from regime_model.estimate import (
     passes_gate,
     take_rows,
 )
-from regime_model.next_bar import Ahead
 from regime_model.reweigh import WHY, reweigh
 from regime_model.sample import Sample, sample_of
 from regime_model.spec import ModelSpec
@@ -67,17 +66,25 @@ def between_bars_on(setting: bool | str) -> bool:
 
 
 class _Kept(NamedTuple):
-    """One instrument's last sample: the update whose window it sampled, the window, draws
-    and their densities, estimate, its decision quantities' bulk ESS, and the filter the
-    next bar finishes (regime_model.next_bar)."""
+    """One instrument's last sample: the update whose window it sampled, and its row of
+    that update's Sample (its filters joined: Sample.joined)."""
 
     seq: int
-    returns: FloatArray  # [T]
-    draws: FloatArray  # [M, D]
-    log_density: FloatArray  # [M]
-    estimate: RegimeEstimate  # one row
-    ess: FloatArray  # [2]
-    ahead: Ahead | None  # its draws filtered over the window's last T-1 bars
+    sample: Sample
+    row: int
+
+    @property
+    def returns(self) -> FloatArray:  # [T] the window it sampled
+        window: FloatArray = self.sample.returns[self.row]
+        return window
+
+    @property
+    def draws(self) -> FloatArray:  # [M, D]
+        return self.sample.draws[self.row]
+
+    @property
+    def estimate(self) -> RegimeEstimate:  # one row
+        return take_rows(self.sample.estimate, np.array([self.row]))
 
 
 class _AtBar(NamedTuple):
@@ -105,10 +112,6 @@ class BetweenBars:
         # an instrument at risk of the next bar's gate, to its share (regime_model.at_risk)
         self.sampling = spec.within(spec.between_bars_margin)
         self.kept: dict[Symbol, _Kept] = {}
-        # The last sample whole, its filters joined (Sample.joined), and its symbols: the
-        # next bar reweighs it as it is where its update's symbols are the bar's (as
-        # `kept` gathered, the same numbers, without the copies).
-        self._last: tuple[tuple[Symbol, ...], Sample] | None = None
         self.pending: UpdateInputs | None = None  # an update whose window is not sampled yet
         self._at_bar: _AtBar | None = None
 
@@ -126,10 +129,7 @@ class BetweenBars:
         if known:
             index = {s: i for i, s in enumerate(known)}
             rows = np.array([index.get(s, -1) for s in inputs.symbols])
-            last = self._last
-            sample = last[1] if last is not None and last[0] == tuple(known) else \
-                self._sample_of(known)  # fmt: skip
-            done = reweigh(sample, rows, inputs.returns, self.spec, self.backend)
+            done = reweigh(self._sample_of(known), rows, inputs.returns, self.spec, self.backend)
             base, at, share, why = done.estimate, np.flatnonzero(done.at_bar), done.share, done.why
             share = share[np.isfinite(share) & ~done.at_bar]
         figures = {"reweighed": float(N - len(at)), "sampled_at_bar": float(len(at)),
@@ -226,11 +226,8 @@ class BetweenBars:
                 estimate = sample.estimate
                 evals, extended = evals + info.gradient_evals, extended + info.extended
         sample = sample.joined()
-        self._last = (tuple(inputs.symbols), sample)
         for k, symbol in enumerate(inputs.symbols):
-            self.kept[symbol] = _Kept(inputs.seq, sample.returns[k], sample.draws[k],
-                                      sample.log_density[k], take_rows(estimate, np.array([k])),
-                                      sample.ess[k], sample.ahead[k])  # fmt: skip
+            self.kept[symbol] = _Kept(inputs.seq, sample, k)
         self.pending, self._at_bar = None, None
         log.info("model.sampled", seq=inputs.seq, instruments=N, sampled=len(rest),
                  from_the_bar=N - len(rest), at_risk=len(risk.rows),
@@ -279,10 +276,21 @@ class BetweenBars:
             decision_mcse(estimate), np.asarray(estimate.divergences), chains, self.spec))
 
     def _sample_of(self, symbols: list[Symbol]) -> Sample:
-        rows = [self.kept[s] for s in symbols]
-        estimate = gather_rows([(k.estimate, np.array([i])) for i, k in enumerate(rows)],
-                               len(rows))  # fmt: skip
-        return Sample(np.stack([k.returns for k in rows]), [k.draws for k in rows],
-                      [k.log_density for k in rows], estimate,
-                      np.stack([k.ess for k in rows]), [k.ahead for k in rows])  # fmt: skip
-
+        """The kept samples of `symbols`, in that order: one update's Sample as the sampler
+        left it where they are its instruments in its order (every bar but a rotation's:
+        no copies on the bar's path), else gathered row by row."""
+        kept = [self.kept[s] for s in symbols]
+        whole = kept[0].sample
+        if all(k.sample is whole for k in kept) and \
+                [k.row for k in kept] == list(range(len(whole.draws))):  # fmt: skip
+            return whole
+        by_sample: dict[int, list[int]] = {}  # positions in `symbols`, by the Sample they are in
+        for i, k in enumerate(kept):
+            by_sample.setdefault(id(k.sample), []).append(i)
+        estimate = gather_rows([(take_rows(kept[at[0]].sample.estimate,
+                                           np.array([kept[i].row for i in at])), np.array(at))
+                                for at in by_sample.values()], len(kept))  # fmt: skip
+        return Sample(np.stack([k.returns for k in kept]), [k.draws for k in kept],
+                      [k.sample.log_density[k.row] for k in kept], estimate,
+                      np.stack([k.sample.ess[k.row] for k in kept]),
+                      [k.sample.ahead[k.row] for k in kept])  # fmt: skip

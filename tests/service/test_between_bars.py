@@ -6,6 +6,7 @@ estimates are the ones it would have made."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -66,28 +67,37 @@ def test_after_the_first_bar_the_bar_reweighs_and_the_sampler_runs_after_the_upd
 def test_the_bar_reweighs_the_last_sample_whole_to_the_numbers_gathered_per_symbol(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Where the bar's symbols are the last sample's, the bar reweighs that sample as the
-    sampler left it, its filters joined once between bars; gathered again from each
-    symbol's kept sample (as a rotation's slices are), it makes the same checkpoints."""
-    gathered = []
-    gather = BetweenBars._sample_of
-    monkeypatch.setattr(BetweenBars, "_sample_of",
-                        lambda self, symbols: gathered.append(symbols) or gather(self, symbols))
+    """Where the bar's symbols are the last sample's instruments, the bar reweighs that
+    sample as the sampler left it, its filters joined once between bars; gathered row by
+    row from samples of their own (as a rotation's slices are), the same checkpoints."""
+    whole_at_bar: list[bool] = []  # at each bar's reweighing: was it the kept Sample itself?
+    reweigh = between_bars.reweigh
+
+    def spy(sample: Any, *args: Any) -> Any:
+        assert isinstance(rig.trader.between, BetweenBars)
+        kept = rig.trader.between.kept.values()
+        whole_at_bar.append(all(k.sample is sample for k in kept))
+        return reweigh(sample, *args)
+
+    monkeypatch.setattr(between_bars, "reweigh", spy)
     books = {}
     for whole in (True, False):
         config = between_bars_config(tmp_path / f"config-{whole}")
         rig = Rig(config, tmp_path / f"state-{whole}")
         rig.trader.resume()
+        whole_at_bar.clear()
         for n in range(5):
-            if not whole and rig.trader.between is not None:
-                rig.trader.between._last = None  # as if the bar's symbols were another set
+            between = rig.trader.between
+            if not whole and between is not None:  # each symbol's row in a Sample of its own
+                between.kept = {s: k._replace(sample=k.sample._replace())
+                                for s, k in between.kept.items()}  # fmt: skip
             rig.update(n)
         books[whole] = [(rig.store.checkpoint(seq).book, rig.store.decisions(seq))
                         for seq in (2, 3, 4, 5)]  # fmt: skip: the estimates, as reweighed
         digests = rig.store.model_digests()
         rig.close()
         books[whole].append(digests)
-        assert len(gathered) == (0 if whole else 4)  # the path under test was taken
+        assert whole_at_bar == [whole] * 4  # the path under test was taken
     assert books[True] == books[False]
 
 
