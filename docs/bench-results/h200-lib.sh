@@ -67,3 +67,16 @@ verify_digest() {  # verify_digest TREE: verify-gpu --quick and the golden diges
     in_tree "$1" step digest 120 python3 -m service.cli bench digest --json
     grep '^{' "$LOGS/digest.log" >"$OUT/digest-h200-$TAG.json"
 }
+
+checkpoint_where() {  # checkpoint_where TREE N NAME: where the checkpoint stage's time goes
+    # at N instruments on this host: its parts (checkpoint_parts.py), bench stages with the
+    # WAL never synced (stages_nosync.py), and a 4 KB fsync alone (fsync_time.py)
+    in_tree "$1" step "checkpoint-parts-$2" 120 python3 \
+        "$ROOT/docs/bench-results/checkpoint_parts.py" "$2"
+    cp "$LOGS/checkpoint-parts-$2.log" "$OUT/checkpoint-parts-$2-h200-$TAG.txt"
+    in_tree "$1" step "stages-nosync-$2" 120 python3 "$ROOT/docs/bench-results/stages_nosync.py" \
+        bench stages --instruments "$2" --window 256 --updates 12 \
+        --out "$OUT/stages-h200-$2-nosync-$3-$TAG.json"
+    step fsync 60 python3 "$ROOT/docs/bench-results/fsync_time.py" /tmp 200
+    grep '^{' "$LOGS/fsync.log" >>"$OUT/summary.txt"
+}

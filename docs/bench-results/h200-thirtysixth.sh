@@ -10,8 +10,8 @@
 # Set-up as in h200-thirtyfifth.sh, carrying .gl, .whl, .whl-np and scratch/trees/{base34,base35}.
 set -u
 ROOT=$(pwd)
-SESSION=thirtysixth
-TAG=thirtysixth-$(date +%Y-%m-%d)  # the day it runs
+SESSION=${SESSION:-thirtysixth}  # the thirty-seventh session ran `two` as its own
+TAG=$SESSION-$(date +%Y-%m-%d)  # the day it runs
 . "$(dirname "$0")/h200-lib.sh"
 TREES=$ROOT/scratch/trees
 if [ "${1:-one}" = two ]; then
@@ -28,11 +28,7 @@ if [ "${1:-one}" = two ]; then
     # item 4 at 268 instruments per account, where it is not met: the stages, and where
     # the checkpoint's time goes on this host (its sync against its encoding and SQL)
     stages "$ROOT" new36 268
-    in_tree "$ROOT" step "checkpoint-parts-268" 120 python3 \
-        "$ROOT/docs/bench-results/checkpoint_parts.py" 268
-    cp "$LOGS/checkpoint-parts-268.log" "$OUT/checkpoint-parts-268-h200-$TAG.txt"
-    step "fsync" 60 python3 "$ROOT/docs/bench-results/fsync_time.py" /tmp 200
-    grep '^{' "$LOGS/fsync.log" >>"$OUT/summary.txt"
+    checkpoint_where "$ROOT" 268 new36
     bundle two
     exit 0
 fi

@@ -80,11 +80,15 @@ class Rig:
         return self.first + n * self.market.bar_interval
 
     def update(self, n: int) -> dict[str, Any]:
-        """One update at bar n; its `update.completed` event."""
+        """One update at bar n, then the WAL copied back as the worker's loop does after
+        each bar (service/state/wal_backfill.py); the update's `update.completed` event,
+        the copy's time in it as `backfill_ms`."""
         with capture_logs() as logs:
             self.trader.update(self.bar(n))
         [done] = [e for e in logs if e["event"] == "update.completed"]
-        return dict(done)
+        started = time.perf_counter()
+        self.store.backfill_wal()
+        return {**done, "backfill_ms": 1e3 * (time.perf_counter() - started)}
 
     def close(self) -> None:
         self.broker.close()
@@ -139,6 +143,8 @@ def _figures(events: list[dict[str, Any]], instruments: int, window: int,
         "model_spec": CHEAP_SPEC,
         "cold_ms": {s: cold["timings_ms"].get(s, 0.0) for s in STAGES},
         "warm_ms": {s: _summary([e["timings_ms"].get(s, 0.0) for e in warm]) for s in STAGES},
+        # after each bar's update, outside it and its round (service/state/wal_backfill.py)
+        "after_bar_ms": {"wal_backfill": _summary([e["backfill_ms"] for e in warm])},
         "warm_intents": {"total": sum(orders), "max": max(orders)},
         "orders_ms_per_intent": round(order_ms / sum(orders), 4) if sum(orders) else None,
         "machine": platform.processor() or platform.machine(),

@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from service.state import decision_columns, history, returns_rows, schema, table_sizes
+from service.state import decision_columns, history, returns_rows, schema, table_sizes, wal_backfill
 from service.state.errors import StateError, StateUnavailableError, UnusableStateError
 from service.state.order_ids import OrderIds
 from service.state.records import (
@@ -190,6 +190,13 @@ class StateStore:
     def table_bytes(self) -> dict[str, tuple[int, int]] | None:
         """(bytes used, rows) of each table (service.state.table_sizes)."""
         return table_sizes.table_bytes(self._conn)
+
+    def backfill_wal(self) -> wal_backfill.Backfill:
+        """The WAL copied into the database file, after a bar's update (wal_backfill.py)."""
+        try:
+            return wal_backfill.backfill(self._conn)
+        except sqlite3.Error as error:
+            raise classify(error, self.path) from None
 
     def empty_wal(self) -> Path:
         """Copy the WAL into the main file and truncate it (what an update writes next is

@@ -24,11 +24,16 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
+import structlog
+
 from service.clock import Clock
 from service.settings_ops import SupervisionSettings
+from service.state.errors import StateError
 from service.state.paths import TURNS_NAME
 from service.worker.deferred_gc import deferred_collection
 from service.worker.trader import Trader
+
+log = structlog.get_logger("service.worker")
 
 POLL_S = 0.005  # between tries of the exclusive lock: a bar's update takes 20 ms or more
 
@@ -68,7 +73,8 @@ class BarTurns:
 
 
 class SamplerTurn:
-    """The worker loop's step after each bar: the sampler between bars, at its turn."""
+    """The worker loop's step after each bar: the state's WAL copied back into its file
+    (service/state/wal_backfill.py), then the sampler between bars, at its turn."""
 
     def __init__(
         self, trader: Trader, turns: BarTurns, clock: Clock, supervision: SupervisionSettings,
@@ -82,6 +88,7 @@ class SamplerTurn:
     def run(self, after: datetime, stop: threading.Event) -> None:
         """The sampler of the update at bar `after`, if the worker samples between bars
         and is not stopping (a stopped worker's next start samples that window first)."""
+        self.backfill()
         if self.trader.between is None or stop.is_set():
             return
         until_bar = self.clock.seconds_until_bar_after(after)
@@ -96,3 +103,14 @@ class SamplerTurn:
             self.trader.sample_between_bars(sampling - started)
         self.last_s = time.monotonic() - sampling
         self.allowance_s = max(self.budget_s, 10 * self.last_s)
+
+    def backfill(self) -> None:
+        """The WAL copied back, so that the next update's COMMIT starts it afresh. One that
+        fails costs nothing but this copy (SQLite copies inside a COMMIT at 1,000 pages,
+        as it did before), and what made it fail fails that COMMIT too, which says so."""
+        try:
+            self.trader.store.backfill_wal()
+        except StateError as error:
+            log.warning("state.backfill_failed", reason=str(error),
+                        next="nothing to do: a later checkpoint's COMMIT copies it; if "
+                        "the database cannot be written, that checkpoint fails and says why")

@@ -83,7 +83,8 @@ def test_a_failed_commit_sends_nothing_of_its_update_and_the_restart_resumes(
 def test_a_full_disk_stops_the_worker_before_the_orders_of_the_update_it_could_not_commit(
     tmp_path: Path, chaos_config: Path, reference: dict[str, Any]
 ) -> None:
-    """A 256 KiB tmpfs, mounted in a private user and mount namespace (no root needed).
+    """A tmpfs with 64 KiB left after the first update, mounted in a private user and
+    mount namespace (no root needed; tests/reliability/full_disk.py).
 
     Which write meets the full disk depends on the bytes written before it (the model's
     state changes with the sampler): a checkpoint commit, and then nothing of that update
@@ -96,7 +97,7 @@ def test_a_full_disk_stops_the_worker_before_the_orders_of_the_update_it_could_n
     out.mkdir()
     done = subprocess.run(
         ["unshare", "--user", "--map-root-user", "--mount", sys.executable,
-         str(HERE / "full_disk.py"), str(chaos_config), str(mountpoint), str(out), "256k",
+         str(HERE / "full_disk.py"), str(chaos_config), str(mountpoint), str(out), "65536",
          str(STOP)],
         capture_output=True, text=True, timeout=240,
     )
@@ -175,12 +176,15 @@ def test_a_damaged_database_parks_its_account_with_what_to_do_and_the_service_ex
 def test_a_missing_wal_file_is_detected_from_the_broker_and_refused_with_78(
     tmp_path: Path, chaos_config: Path, reference: dict[str, Any]
 ) -> None:
-    """Killed with committed updates still in the WAL; the -wal file then goes missing
-    (a careless copy, a cleanup): the database falls back to an older state, but the
-    broker holds orders of later updates, so the worker refuses to trade on it."""
-    seq = _first_update_with_orders(reference)
+    """Killed with a committed update still in the WAL (its orders sent, the WAL not yet
+    copied back after the bar: service/state/wal_backfill.py); the -wal file then goes
+    missing (a careless copy, a cleanup): the database falls back to an older state, but
+    the broker holds orders of a later update, so the worker refuses to trade on it."""
+    seq = _first_update_with_orders(reference, after=0)
     state = tmp_path / "state"
-    assert run_worker_process(chaos_config, state, "alpha", STOP, f"kill@update:{seq + 1}") == -9
+    # the run's first POST is update seq's (a batch broker's: one per update), its last
+    assert run_worker_process(chaos_config, state, "alpha", STOP, "kill@after_post:1") == -9
+    assert max(map(_seq_of, _broker_ids(state / "alpha.sim-broker.sqlite"))) == seq
     assert (state / "alpha.sqlite-wal").stat().st_size > 0
     (state / "alpha.sqlite-wal").unlink()
 

@@ -11,6 +11,8 @@ def test_bench_stages_times_every_stage_of_a_real_trader_that_trades() -> None:
     assert set(figures["cold_ms"]) == set(stages.STAGES) == set(figures["warm_ms"])
     assert all(set(v) == {"p50", "p99", "max"} for v in figures["warm_ms"].values())
     assert figures["cold_ms"]["fetch"] > 0 and figures["warm_ms"]["checkpoint"]["max"] > 0
+    # the WAL copied back after each bar, as the worker's loop does, timed apart
+    assert set(figures["after_bar_ms"]["wal_backfill"]) == {"p50", "p99", "max"}
     # What the updates cost the database: a stored return is a row of a few tens of bytes
     # (its 8-byte value, symbol, index and SQLite's cell header), stored once
     storage = figures["storage"]

@@ -11,12 +11,15 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import pairwise
 from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import pytest
+from test_trader import Rig, make_config
 
-from service.worker.sampler_turn import BarTurns
+from service.worker import assembly
+from service.worker.sampler_turn import BarTurns, SamplerTurn
 
 DEADLINE_S = 60.0  # for a process to start on a loaded machine; never reached when right
 ctx = mp.get_context("spawn")
@@ -90,3 +93,40 @@ def test_no_other_worker_no_wait(tmp_path: Path, limit_s: float) -> None:
     turns = BarTurns(tmp_path)
     assert turns.wait_for_bars(limit_s, never) is True
     turns.close()
+
+
+def wal_sizes(tmp_path: Path, copy_back: bool, bars: int = 10) -> list[int]:
+    """The state's WAL file size after each of `bars` updates of a real trader, with or
+    without the worker loop's step after the bar (SamplerTurn.run)."""
+    tmp_path.mkdir()
+    config = make_config(tmp_path)
+    rig = Rig(config, tmp_path / "state")
+    rig.trader.resume()
+    clock = assembly.build_clock(config, rig.market, config.instruments.symbols("alpha"),
+                                 rig.first, rig.store)  # fmt: skip
+    turn = SamplerTurn(rig.trader, BarTurns(tmp_path), clock, config.settings.supervision,
+                       lambda allowance_s: None)  # fmt: skip
+    wal = rig.store.path.with_name(rig.store.path.name + "-wal")
+    sizes = []
+    try:
+        for n in range(bars):
+            rig.trader.update(rig.bar(n))
+            if copy_back:
+                turn.run(rig.bar(n), threading.Event())
+            sizes.append(wal.stat().st_size)
+    finally:
+        rig.close()
+    return sizes
+
+
+def test_after_each_bar_the_wal_is_copied_back_and_the_next_commit_starts_it_afresh(
+    tmp_path: Path,
+) -> None:
+    """Copied back after each bar's update (service/state/wal_backfill.py), the WAL holds
+    one update's pages: SQLite's own copy at 1,000 pages, inside some update's COMMIT,
+    never comes, and no COMMIT grows the file. Without the step it grows bar by bar."""
+    copied = wal_sizes(tmp_path / "copied", copy_back=True)
+    kept = wal_sizes(tmp_path / "kept", copy_back=False)
+    assert copied == [copied[0]] * len(copied)  # the cold update's size, the largest
+    assert all(later > size for size, later in pairwise(kept[2:]))
+    assert kept[-1] > 3 * copied[0]

@@ -143,3 +143,21 @@ def test_array_encoding_is_byte_deterministic_and_round_trips() -> None:
     np.testing.assert_array_equal(decoded["b"], arrays["b"])
     with pytest.raises(CodecError, match="truncated"):
         decode_arrays(blob[:-4])
+
+
+def test_the_wal_is_copied_back_without_waiting_for_a_reader(tmp_path: Path) -> None:
+    """The copy after a bar (StateStore.backfill_wal) is PASSIVE: a reader on an older
+    snapshot (`status`, the web page) keeps what it reads in the WAL, and the copy
+    returns at once with what it could copy, for the next one to finish."""
+    store = StateStore(tmp_path / "alpha.sqlite")
+    store.commit_update(checkpoint(1), [], [])
+    assert store.backfill_wal().complete
+    reader = sqlite3.connect(tmp_path / "alpha.sqlite", isolation_level=None)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT MAX(seq) FROM checkpoints").fetchone() == (1,)
+    store.commit_update(checkpoint(2), [], [])
+    held = store.backfill_wal()
+    assert held.frames > 0 and not held.complete  # the reader's snapshot is before seq 2
+    reader.execute("COMMIT")
+    reader.close()
+    assert store.backfill_wal().complete
