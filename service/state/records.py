@@ -34,6 +34,34 @@ class DecisionRow(NamedTuple):
     position_qty: float = 0.0  # what the broker held at the update's snapshot
 
 
+class DecisionColumns(NamedTuple):
+    """An update's decisions as columns: DecisionRow's fields, each a list with an entry
+    per instrument in `symbol`'s order. The strategy decides in columns and the tables
+    keep columns (service.state.decision_columns); a row per instrument in between cost
+    0.08 ms to make and 0.06 to take apart again at 268 instruments."""
+
+    symbol: list[str]
+    regime: list[int]
+    p_turbulent: list[float]
+    pred_mean: list[float]
+    pred_vol: list[float]
+    converged: list[bool]
+    target_weight: list[float]
+    target_qty: list[float]
+    p_turbulent_sd: list[float]
+    close: list[float]
+    position_qty: list[float]
+
+    @classmethod
+    def of(cls, rows: Sequence[DecisionRow]) -> DecisionColumns:
+        """The columns of these rows, in their order (none of none)."""
+        columns = list(map(list, zip(*rows, strict=True)))
+        return cls(*columns) if columns else cls(*([] for _ in cls._fields))
+
+    def rows(self) -> list[DecisionRow]:
+        return list(map(DecisionRow, *self))
+
+
 @dataclass(frozen=True)
 class Checkpoint:
     seq: int

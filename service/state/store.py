@@ -23,6 +23,7 @@ from service.state.errors import StateError, StateUnavailableError, UnusableStat
 from service.state.order_ids import OrderIds
 from service.state.records import (
     Checkpoint,
+    DecisionColumns,
     DecisionRow,
     IntentRecord,
     WindowColumns,
@@ -42,6 +43,7 @@ from service.types import OrderIntent, OrderOutcome, OrderStatus
 __all__ = [
     "SCHEMA_VERSION",
     "Checkpoint",
+    "DecisionColumns",
     "DecisionRow",
     "IntentRecord",
     "StateError",
@@ -113,7 +115,7 @@ class StateStore:
     def commit_update(
         self,
         checkpoint: Checkpoint,
-        decisions: Sequence[DecisionRow],
+        decisions: Sequence[DecisionRow] | DecisionColumns,
         intents: Sequence[OrderIntent],
         inside: Callable[[], None] | None = None,
         windows: WindowColumns | Mapping[str, WindowWrite] | None = None,
@@ -138,7 +140,7 @@ class StateStore:
     def _commit_update(
         self,
         checkpoint: Checkpoint,
-        decisions: Sequence[DecisionRow],
+        decisions: Sequence[DecisionRow] | DecisionColumns,
         intents: Sequence[OrderIntent],
         inside: Callable[[], None] | None,
         windows: WindowColumns,

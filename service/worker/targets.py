@@ -16,7 +16,7 @@ import structlog
 from regime_model.update import Diagnosis, RegimeEstimate
 from service.model_state import InstrumentState, ModelState
 from service.settings import StrategySettings
-from service.state.store import DecisionRow
+from service.state.records import DecisionColumns
 from service.strategy import Decision, Signals, decide_all, order_intents, previous_targets
 from service.types import BrokerSnapshot, OrderIntent, Symbol
 
@@ -33,7 +33,7 @@ def decide_targets(
     seq: int,
     strategy: StrategySettings,
     id_tag: str,
-) -> tuple[list[DecisionRow], list[OrderIntent], Unconverged | None]:
+) -> tuple[DecisionColumns, list[OrderIntent], Unconverged | None]:
     """Targets for the modelled instruments, and flat targets for those leaving the
     rotation until the broker shows them flat; and the instruments whose estimate failed
     the gate, for `log_unconverged` once their diagnostics are in."""
@@ -99,11 +99,11 @@ def _model_decisions(
     budget: float,
     strategy: StrategySettings,
     held: dict[Symbol, float],
-) -> tuple[list[Decision], list[DecisionRow], Unconverged | None]:
+) -> tuple[list[Decision], DecisionColumns, Unconverged | None]:
     """decide() for every ready instrument, as columns (decide_all); the rows, logs and
     state they leave are those of deciding them one by one."""
     if estimate is None:
-        return [], [], None
+        return [], DecisionColumns.of([]), None
     cols = _columns(estimate)
     states = list(map(book.instruments.__getitem__, ready))
     prices = [float(state.last_close or 0.0) for state in states]
@@ -121,11 +121,10 @@ def _model_decisions(
         failed, [float(cols.p_turbulent[i]) for i in failed], [previous[i] for i in failed],
         [decisions[i] for i in failed], f"previous target x {strategy.unconverged_exposure}",
     ) if failed else None  # fmt: skip
-    # the rows straight from the columns (one row per instrument: a row is the costly
-    # object here, so nothing else is made for it)
-    rows = list(map(DecisionRow, ready, cols.regime, cols.p_turbulent.tolist(), cols.pred_mean,
-                    cols.pred_vol.tolist(), cols.converged.tolist(), weights, qtys,
-                    cols.p_turbulent_sd, prices, map(held.get, ready, repeat(0.0))))
+    # the checkpoint's decision columns straight from the strategy's (no row per instrument)
+    rows = DecisionColumns(list(ready), cols.regime, cols.p_turbulent.tolist(), cols.pred_mean,
+                           cols.pred_vol.tolist(), cols.converged.tolist(), weights, qtys,
+                           cols.p_turbulent_sd, prices, list(map(held.get, ready, repeat(0.0))))
     return decisions, rows, unconverged
 
 

@@ -30,7 +30,7 @@ from service.state.checkpoint_codec import (
     encode_model_state,
     positions_entry,
 )
-from service.state.store import Checkpoint, DecisionRow, StateStore
+from service.state.store import Checkpoint, DecisionColumns, StateStore
 from service.types import BrokerSnapshot, OrderIntent, Symbol
 from service.worker.between_bars import BetweenBars, between_bars_on
 from service.worker.cold_warmup import (
@@ -262,7 +262,7 @@ class Trader:
         estimate: RegimeEstimate | None,
         snapshot: BrokerSnapshot,
         seq: int,
-    ) -> tuple[list[DecisionRow], list[OrderIntent], Unconverged | None]:
+    ) -> tuple[DecisionColumns, list[OrderIntent], Unconverged | None]:
         ids = self.store.ids_for(self.account)  # the database's epoch is in every id
         rows, intents, failed = decide_targets(self.model_state, self.symbols, ready, estimate,
                                                snapshot, seq, self.config.settings.strategy,
@@ -274,7 +274,7 @@ class Trader:
         seq: int,
         bar_time: datetime,
         snapshot: BrokerSnapshot,
-        rows: list[DecisionRow],
+        rows: DecisionColumns,
         intents: list[OrderIntent],
     ) -> None:
         model, book, windows = encode_model_state(self.model_state)

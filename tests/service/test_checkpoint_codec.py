@@ -69,7 +69,7 @@ def test_carries_of_two_shapes_travel_as_two_stacks() -> None:
     arrays = decode_arrays(blob)
     assert sorted(arrays) == sorted([CARRY_ROWS, "carry/position", "carry/step_size",
                                      "carry/inv_mass", "carry_rows#1", "carry#1/position",
-                                     "carry#1/step_size", "carry#1/inv_mass", "window_crc32"])
+                                     "carry#1/step_size", "carry#1/inv_mass", "window_sum64"])
     assert arrays["carry/position"].shape == (8, 32, 6)  # the larger group unsuffixed
     back = decode_model_state(blob, book, {s: [0.01] for s in symbols})
     for symbol, instrument in state.instruments.items():
@@ -192,5 +192,5 @@ def test_a_window_not_of_the_table_is_encoded_on_its_own() -> None:
     assert windows.fresh == np.concatenate(
         [state.instruments[s].returns[-2:] for s in ("QQQ", "SPY")]).astype("<f8").tobytes()
     stored = {s: i.returns.tolist() for s, i in state.instruments.items()}
-    back = decode_model_state(blob, book, stored)  # checks each window against its CRC
+    back = decode_model_state(blob, book, stored)  # checks each window against its sum
     assert np.array_equal(back.instruments["QQQ"].returns, state.instruments["QQQ"].returns)

@@ -20,7 +20,13 @@ import pytest
 from service.state import history, schema
 from service.state.history import read_instrument_history
 from service.state.status_reads import read_snapshot
-from service.state.store import Checkpoint, DecisionRow, StateStore, UnusableStateError
+from service.state.store import (
+    Checkpoint,
+    DecisionColumns,
+    DecisionRow,
+    StateStore,
+    UnusableStateError,
+)
 from tests.service.sql_trace import statements_of
 
 T0 = datetime(2026, 1, 5, 14, 30, tzinfo=UTC)
@@ -87,8 +93,10 @@ class Run:
         book = {"cursor": 0, "instruments": {s: {"last_close": 100.0, "regime": 1,
                 "decision": {"invested": True, "target_weight": 0.1, "target_qty": 2.0}}
                 for s in [*self.active, "NEVER"]}}  # fmt: skip
+        # the strategy's form (columns) on odd updates, rows on even ones: the same tables
+        given = DecisionColumns.of(decisions) if self.seq % 2 else decisions
         self.store.commit_update(Checkpoint(self.seq, when, "h", "numpy", "cpu", "float64",
-                                            1.0, 2.0, b"m", book), decisions, [])
+                                            1.0, 2.0, b"m", book), given, [])
         self.reference.write(self.seq, when.isoformat(), decisions, self.seq - RETENTION)
 
     def decision(self, symbol: str) -> DecisionRow:
@@ -191,9 +199,10 @@ def test_what_version_7_refused_is_refused_the_same(
     bad[1] = bad[1]._replace(**{field: value})
     with pytest.raises(sqlite3.IntegrityError, match=error):
         run.reference.write(2, T0.isoformat(), bad, 0)
-    with pytest.raises(sqlite3.IntegrityError, match=error):
-        run.store.commit_update(Checkpoint(2, T0, "h", "numpy", "cpu", "float64", 1.0, 2.0,
-                                           b"m", {}), bad, [])
+    for given in (bad, DecisionColumns.of(bad)):
+        with pytest.raises(sqlite3.IntegrityError, match=error):
+            run.store.commit_update(Checkpoint(2, T0, "h", "numpy", "cpu", "float64", 1.0,
+                                               2.0, b"m", {}), given, [])
     assert run.store.checkpoint_seqs() == [1] and run.store.decisions(2) == []
 
 
