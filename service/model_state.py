@@ -194,15 +194,20 @@ class ReturnsTable:
         self.windows = self._views()
         return True
 
-    def matrix(self, instruments: list[InstrumentState]) -> np.ndarray | None:
-        """The windows of `instruments` as one [N, window] matrix, a row each in their
-        order, if each window is this table's view of its symbol (the instrument took its
-        last return here); None if any is not."""
+    def rows_of(self, instruments: list[InstrumentState]) -> list[int] | None:
+        """The row of `view` holding each instrument's window, in their order, if each
+        window is this table's view of its symbol (the instrument took its last return
+        here); None if any is not."""
         rows = list(map(self.rows.get, map(_SYMBOL, instruments), repeat(-1)))
         if -1 in rows or not all(map(operator.is_, map(_RETURNS, instruments),
                                      map(self.windows.__getitem__, rows))):
             return None
-        return self.buffer[rows, self.start : self.start + self.window]
+        return rows
+
+    @property
+    def view(self) -> np.ndarray:
+        """[rows, window] every window of the table, a view (no copy)."""
+        return self.buffer[:, self.start : self.start + self.window]
 
     def _views(self) -> list[np.ndarray]:
         views = self.buffer[:, self.start : self.start + self.window]

@@ -86,17 +86,18 @@ def encode_model_state(state: ModelState) -> tuple[bytes, dict[str, Any], Window
     Stacked, encoding
     268 instruments costs a handful of numpy calls instead of four per instrument; after
     a warm update, whose windows are rows of one table (service.model_state.ReturnsTable),
-    the windows and their checksums are read from that table at once.
+    the windows' newest returns and their sums are read from that table at once.
     """
     symbols = sorted(state.instruments)
     instruments = list(map(state.instruments.__getitem__, symbols))
     book: dict[str, Any] = {ROTATION_KEY: state.rotation_start,
                             book_columns.COLUMNS_KEY: _book_columns(symbols, instruments)}
-    matrix = _warm_windows(state, instruments)
-    if matrix is not None:  # each window one return on, each the table's row
-        windows = WindowColumns(symbols, [1] * len(symbols), matrix[:, -1].tobytes(),
-                                [matrix.shape[1]] * len(symbols))
-        sums = window_sums(matrix)  # a row each, at once
+    warm = _warm_rows(state, instruments)
+    if warm is not None:  # each window one return on, each the table's row
+        view, rows = warm
+        windows = WindowColumns(symbols, [1] * len(symbols), view[rows, -1].tobytes(),
+                                [view.shape[1]] * len(symbols))
+        sums = window_sums(view)[rows]  # every row's at once, then the instruments'
     else:
         windows = WindowColumns.of({s: WindowWrite(_fresh(i), len(i.returns))
                                     for s, i in zip(symbols, instruments, strict=True)})
@@ -106,14 +107,18 @@ def encode_model_state(state: ModelState) -> tuple[bytes, dict[str, Any], Window
     return encode_arrays(arrays), book, windows
 
 
-def _warm_windows(state: ModelState, instruments: list[InstrumentState]) -> np.ndarray | None:
-    """[N, T] the instruments' windows as little-endian float64 rows, if each holds one
-    return not saved yet and is a row of the state's returns table; None if not."""
+def _warm_rows(
+    state: ModelState, instruments: list[InstrumentState]
+) -> tuple[np.ndarray, list[int]] | None:
+    """The state's returns table's windows [R, T] (little-endian float64, a view) and
+    each instrument's row of them, if each holds one return not saved yet and is a row of
+    the table; None if not. Not gathered: the rows' sums and newest returns are taken
+    from the view (a copy of every window cost 0.06 ms at 268 instruments)."""
     table = state.returns_table
     if table is None or set(map(_UNSAVED, instruments)) != {1}:
         return None
-    matrix = table.matrix(instruments)
-    return None if matrix is None else matrix.astype("<f8", copy=False)
+    rows = table.rows_of(instruments)
+    return None if rows is None else (table.view.astype("<f8", copy=False), rows)
 
 
 def _fresh(instrument: InstrumentState) -> np.ndarray:

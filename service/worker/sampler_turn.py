@@ -73,8 +73,8 @@ class BarTurns:
 
 
 class SamplerTurn:
-    """The worker loop's step after each bar: the state's WAL copied back into its file
-    (service/state/wal_backfill.py), then the sampler between bars, at its turn."""
+    """The worker loop's step after each bar, at its turn: the state's WAL copied back
+    into its file (service/state/wal_backfill.py), then the sampler between bars."""
 
     def __init__(
         self, trader: Trader, turns: BarTurns, clock: Clock, supervision: SupervisionSettings,
@@ -86,10 +86,14 @@ class SamplerTurn:
         self.last_s = 0.0
 
     def run(self, after: datetime, stop: threading.Event) -> None:
-        """The sampler of the update at bar `after`, if the worker samples between bars
-        and is not stopping (a stopped worker's next start samples that window first)."""
-        self.backfill()
-        if self.trader.between is None or stop.is_set():
+        """The WAL's copy and the sampler of the update at bar `after`, at the turn (the
+        copy at once where the worker does not sample between bars); neither when
+        stopping (a stopped worker's next start samples that window first, and closing
+        the database copies the WAL)."""
+        if stop.is_set():
+            return
+        if self.trader.between is None:
+            self.backfill()
             return
         until_bar = self.clock.seconds_until_bar_after(after)
         limit_s = 0.0 if until_bar is None else max(0.0, until_bar - self.last_s)
@@ -98,6 +102,7 @@ class SamplerTurn:
         self.turns.wait_for_bars(limit_s, stop.is_set)
         if stop.is_set():
             return
+        self.backfill()  # like the sampler, off the other accounts' bars
         sampling = time.monotonic()
         with deferred_collection():  # as an update: no collector pause inside it
             self.trader.sample_between_bars(sampling - started)

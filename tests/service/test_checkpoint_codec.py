@@ -169,7 +169,7 @@ def test_a_warm_update_is_encoded_from_the_returns_table_as_window_by_window() -
         append_batch(state, batch_of(bars), 16)
         table = state.returns_table
         assert table is not None
-        assert table.matrix([state.instruments[s] for s in sorted(state.instruments)]) is not None
+        assert table.rows_of([state.instruments[s] for s in sorted(state.instruments)]) is not None
         from_table = encode_model_state(state)
         state.returns_table = None  # each window on its own
         one_by_one = encode_model_state(state)
@@ -185,7 +185,7 @@ def test_a_window_not_of_the_table_is_encoded_on_its_own() -> None:
     state = warm_state(["SPY", "QQQ"], window=8, updates=2)
     state.instruments["QQQ"].returns = state.instruments["QQQ"].returns + 0.5
     instruments = [state.instruments[s] for s in sorted(state.instruments)]
-    assert state.returns_table is not None and state.returns_table.matrix(instruments) is None
+    assert state.returns_table is not None and state.returns_table.rows_of(instruments) is None
     blob, book, windows = encode_model_state(state)
     # the returns not saved yet (two updates' worth), each instrument's own
     assert windows.symbols == ["QQQ", "SPY"] and windows.counts == [2, 2]

@@ -16,8 +16,10 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import pytest
-from test_trader import Rig, make_config
+from test_trader import Rig
 
+from service.bench.daemon_harness import LIGHT_EFFORT, two_account_settings, write_config
+from service.config_loader import load_config
 from service.worker import assembly
 from service.worker.sampler_turn import BarTurns, SamplerTurn
 
@@ -95,11 +97,12 @@ def test_no_other_worker_no_wait(tmp_path: Path, limit_s: float) -> None:
     turns.close()
 
 
-def wal_sizes(tmp_path: Path, copy_back: bool, bars: int = 10) -> list[int]:
-    """The state's WAL file size after each of `bars` updates of a real trader, with or
-    without the worker loop's step after the bar (SamplerTurn.run)."""
-    tmp_path.mkdir()
-    config = make_config(tmp_path)
+def wal_sizes(tmp_path: Path, copy_back: bool, between: bool, bars: int = 10) -> list[int]:
+    """The state's WAL file size after each of `bars` updates of a real trader (sampling
+    between bars or at the bar), with or without the worker loop's step after the bar
+    (SamplerTurn.run)."""
+    effort = f"{LIGHT_EFFORT}sample_between_bars = {str(between).lower()}\n"
+    config = load_config(write_config(tmp_path, two_account_settings(effort=effort)))
     rig = Rig(config, tmp_path / "state")
     rig.trader.resume()
     clock = assembly.build_clock(config, rig.market, config.instruments.symbols("alpha"),
@@ -119,14 +122,15 @@ def wal_sizes(tmp_path: Path, copy_back: bool, bars: int = 10) -> list[int]:
     return sizes
 
 
+@pytest.mark.parametrize("between", [True, False], ids=["between-bars", "at-the-bar"])
 def test_after_each_bar_the_wal_is_copied_back_and_the_next_commit_starts_it_afresh(
-    tmp_path: Path,
+    tmp_path: Path, between: bool
 ) -> None:
     """Copied back after each bar's update (service/state/wal_backfill.py), the WAL holds
     one update's pages: SQLite's own copy at 1,000 pages, inside some update's COMMIT,
     never comes, and no COMMIT grows the file. Without the step it grows bar by bar."""
-    copied = wal_sizes(tmp_path / "copied", copy_back=True)
-    kept = wal_sizes(tmp_path / "kept", copy_back=False)
+    copied = wal_sizes(tmp_path / "copied", copy_back=True, between=between)
+    kept = wal_sizes(tmp_path / "kept", copy_back=False, between=between)
     assert copied == [copied[0]] * len(copied)  # the cold update's size, the largest
     assert all(later > size for size, later in pairwise(kept[2:]))
     assert kept[-1] > 3 * copied[0]
