@@ -8,7 +8,7 @@
 set -eu
 NAME=$1 BASE=$(cd "$2" && pwd) HEAD=$(cd "$3" && pwd)
 OUT=$(pwd)/docs/bench-results
-TAG=dev2c-epyc-thirtysixth-$(date +%Y-%m-%d)
+TAG=dev2c-epyc-${SESSION:-thirtysixth}-$(date +%Y-%m-%d)  # SESSION: a later session running it
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 one() {  # one TREE LABEL
     (cd "$1" && PYTHONPATH=$1 python -m service.cli bench round --accounts 1 --instruments 54 \
