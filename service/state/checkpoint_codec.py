@@ -36,7 +36,7 @@ from service.types import BrokerSnapshot, Symbol
 ROTATION_KEY = "cursor"  # the rotation's start; its name predates `rotation_start`
 WARMING_KEY = "warming"  # {symbol: {bars_available, bars_needed, stage}}: not modelled yet
 WINDOW_SHA = "window_sha256"  # [N, 32]: each window's SHA-256 (up to schema version 5)
-WINDOW_CRC = "window_crc32"  # [N]: each window's CRC-32 (schema version 6 until 37th session)
+WINDOW_CRC = "window_crc32"  # [N]: each window's CRC-32 (schema 6 to the 37th session)
 WINDOW_SUM = "window_sum64"  # [N]: each window's weighted sum (service.state.window_sums)
 POSITIONS_KEY = book_columns.POSITION_COLUMNS_KEY  # the broker's positions at the snapshot
 _LAST_BAR_TIME = operator.attrgetter("last_bar_time")
