@@ -1,7 +1,8 @@
 #!/bin/sh
 # The H200 call of the thirty-seventh session (issue 14), 2026-12-05: item 4 at 268
 # instruments per account, where it is not met, on the H200 host: `bench stages` of this
-# tree (the WAL copied back after each bar, ...) against head37 (a `git archive` of
+# tree (the WAL copied back after each bar, the decisions as columns, the windows' sums
+# read from the returns table's view) against head37 (a `git archive` of
 # b4953d9, the session's start, carried as scratch/trees/head37), alternated; where the
 # checkpoint's time goes there (checkpoint_parts.py, the stage unsynced, the fsync
 # alone); then the thirty-sixth session's prepared second call: the trial round of this
