@@ -2,8 +2,8 @@
 
 SQLite copies the WAL back into the database file (a WAL checkpoint) by itself once the
 WAL holds 1,000 pages, inside the COMMIT that crosses that size: at 268 instruments an
-update writes about 60 pages, so every 17th update's checkpoint stage took 7 to 10 ms
-instead of 2.5 on a 2-core VM (docs/benchmarks.md, thirty-seventh session). And until
+update writes about 60 pages, so every 17th update's checkpoint stage took 9 to 10 ms
+instead of 2.5 to 3 on a 2-core VM (docs/benchmarks.md, thirty-seventh session). And until
 then each COMMIT appends, growing the file, which its sync pays for (a journalled
 metadata change): 1.0 to 1.2 ms against 0.65 to 0.8 for one that overwrites.
 
