@@ -158,6 +158,23 @@ def test_the_wal_is_copied_back_without_waiting_for_a_reader(tmp_path: Path) -> 
     store.commit_update(checkpoint(2), [], [])
     held = store.backfill_wal()
     assert held.frames > 0 and not held.complete  # the reader's snapshot is before seq 2
+    assert store.meta("wal_restarts") == "1"  # not started afresh under the reader
     reader.execute("COMMIT")
     reader.close()
     assert store.backfill_wal().complete
+    assert store.meta("wal_restarts") == "2"
+
+
+def test_a_wal_copied_back_is_started_afresh_off_the_bar_with_one_page(tmp_path: Path) -> None:
+    """The first write into a WAL just copied back costs more than the next ones, so the
+    copy makes it itself: a page of `meta` that changes (a write that changed nothing
+    would write nothing), and the bar's writes come after it."""
+    store = StateStore(tmp_path / "alpha.sqlite")
+    for seq in (1, 2, 3):
+        store.commit_update(checkpoint(seq), [], [])
+        assert store.backfill_wal().complete
+        assert store.meta("wal_restarts") == str(seq)
+        # what the WAL holds now: that page (and the first time the new key's other)
+        frames = 1 if seq > 1 else 2
+        assert store._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone() == (
+            0, frames, frames)
