@@ -15,6 +15,17 @@ SESSION=thirtyseventh
 TAG=$SESSION-$(date +%Y-%m-%d)
 . "$(dirname "$0")/h200-lib.sh"
 TREES=$ROOT/scratch/trees
+if [ "${1:-one}" = two ]; then
+    # The second call: the first ran on an H100 host, its rounds one each (this tree,
+    # then head36); the pair again in the other order, and bench stages at 54 of head37.
+    round "$TREES/head36" "head36-4" wgpu 12 3
+    bundle two
+    round "$ROOT" "new37-2" wgpu 12 3
+    bundle two
+    stages "$TREES/head37" head37 54
+    bundle two
+    exit 0
+fi
 stages "$ROOT" new37-1 268
 stages "$TREES/head37" head37-1 268
 stages "$ROOT" new37-2 268
