@@ -2,9 +2,12 @@
 # The caller sets OUT (the results, brought back as one archive), LOGS, TAG (the results'
 # suffix), CALLS (the archive's name stem) and FINAL (the folder the archive goes to); or,
 # from the eighteenth session on, TAG and SESSION, from which the rest follow, OUT being
-# the device tool's folder for what comes back.
+# the device tool's folder for what comes back; from the thirty-seventh on, SESSION alone
+# (TAG then SESSION-DATE; TREES the carried trees, scratch/trees).
 # shellcheck shell=sh
+TREES=${TREES:-$(pwd)/scratch/trees}
 if [ -n "${SESSION:-}" ]; then
+    TAG=${TAG:-$SESSION-$(date +%Y-%m-%d)}
     FINAL=$(cd "${OUT:?set OUT to the folder for the results}" && pwd)
     OUT=/tmp/h200-$SESSION-results
     LOGS=/tmp/h200-$SESSION-logs

@@ -12,9 +12,7 @@
 set -u
 ROOT=$(pwd)
 SESSION=thirtyseventh
-TAG=$SESSION-$(date +%Y-%m-%d)
-. "$(dirname "$0")/h200-lib.sh"
-TREES=$ROOT/scratch/trees
+. "$(dirname "$0")/h200-lib.sh"  # TAG, TREES and the steps
 if [ "${1:-one}" = two ]; then
     # The second call: the first ran on an H100 host, its rounds one each (this tree,
     # then head36); the pair again in the other order, and bench stages at 54 of head37.

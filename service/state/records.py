@@ -37,8 +37,9 @@ class DecisionRow(NamedTuple):
 class DecisionColumns(NamedTuple):
     """An update's decisions as columns: DecisionRow's fields, each a list with an entry
     per instrument in `symbol`'s order. The strategy decides in columns and the tables
-    keep columns (service.state.decision_columns); a row per instrument in between cost
-    0.08 ms to make and 0.06 to take apart again at 268 instruments."""
+    keep columns (service.state.decision_columns); a row per instrument made in between and
+    taken apart again cost 0.16 ms at 268 instruments, packing the columns as they are
+    0.06 (docs/bench-results/columns_and_sums.py)."""
 
     symbol: list[str]
     regime: list[int]

@@ -2,10 +2,11 @@
 
 SQLite copies the WAL back into the database file (a WAL checkpoint) by itself once the
 WAL holds 1,000 pages, inside the COMMIT that crosses that size: at 268 instruments an
-update writes about 60 pages, so every 17th update's checkpoint stage took 9 to 10 ms
-instead of 2.5 to 3 on a 2-core VM (docs/benchmarks.md, thirty-seventh session). And until
-then each COMMIT appends, growing the file, which its sync pays for (a journalled
-metadata change): 1.0 to 1.2 ms against 0.65 to 0.8 for one that overwrites.
+update writes about 63 (260 KB), so about every 17th update's checkpoint stage took 9 to
+10 ms instead of 2.5 to 3 on a 2-core VM, its COMMIT 8.4 ms. And until then each COMMIT
+appends, growing the file, which its sync pays for: 1.1 to 1.2 ms against 0.7 to 0.8 for
+one that overwrites (docs/bench-results/commit_times.py; docs/benchmarks.md, thirty-seventh
+session).
 
 So the worker copies the WAL back after each bar's update, outside it, and starts the WAL
 afresh there too, with a one-page write (a count of these restarts, in `meta`): the first

@@ -7,9 +7,9 @@ the model digest still covers every input. The check is sum_i w_i * x_i mod 2^64
 window's float64 bit patterns x_i (little-endian), with w_i = (2i + 1) * 0x9E3779B97F4A7C15:
 each weight odd, so one wrong value ALWAYS changes the sum (an odd multiplier is
 invertible mod 2^64), and a wrong or shifted window changes it but for a 2^-64 chance.
-CRC-32 (up to the thirty-seventh session) guarded the same and cost 0.19 ms at 268
+CRC-32 (up to the thirty-seventh session) guarded the same and cost 0.17 ms at 268
 windows of 256 returns, a row at a time; these sums take one numpy call for all rows,
-0.03 to 0.05 ms (docs/benchmarks.md, thirty-seventh session).
+0.03 ms (docs/bench-results/columns_and_sums.py).
 """
 
 from __future__ import annotations

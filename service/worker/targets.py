@@ -39,7 +39,7 @@ def decide_targets(
     the gate, for `log_unconverged` once their diagnostics are in."""
     budget = snapshot.equity / max(1, len(symbols))
     held = {symbol: p.qty for symbol, p in snapshot.positions.items()}  # snapshot.qty's
-    decisions, rows, failed = _model_decisions(book, ready, estimate, budget, strategy, held)
+    decisions, columns, failed = _model_decisions(book, ready, estimate, budget, strategy, held)
     retired = book.drop_flat(snapshot)
     if retired:
         log.info("instruments.retired", symbols=retired, reason="flat after removal")
@@ -49,7 +49,7 @@ def decide_targets(
     moving = [d for d in decisions if d.target_qty != held.get(d.symbol, 0.0)]
     prices = {d.symbol: float(book.instruments[d.symbol].last_close or 0.0) for d in moving}
     intents = order_intents(moving, snapshot, prices, budget, id_tag, seq, strategy)
-    return rows, intents, failed
+    return columns, intents, failed
 
 
 class Unconverged(NamedTuple):
@@ -122,10 +122,11 @@ def _model_decisions(
         [decisions[i] for i in failed], f"previous target x {strategy.unconverged_exposure}",
     ) if failed else None  # fmt: skip
     # the checkpoint's decision columns straight from the strategy's (no row per instrument)
-    rows = DecisionColumns(list(ready), cols.regime, cols.p_turbulent.tolist(), cols.pred_mean,
-                           cols.pred_vol.tolist(), cols.converged.tolist(), weights, qtys,
-                           cols.p_turbulent_sd, prices, list(map(held.get, ready, repeat(0.0))))
-    return decisions, rows, unconverged
+    columns = DecisionColumns(list(ready), cols.regime, cols.p_turbulent.tolist(),
+                              cols.pred_mean, cols.pred_vol.tolist(), cols.converged.tolist(),
+                              weights, qtys, cols.p_turbulent_sd, prices,
+                              list(map(held.get, ready, repeat(0.0))))
+    return decisions, columns, unconverged
 
 
 def log_unconverged(failed: Unconverged | None, diagnosis: Diagnosis) -> float:

@@ -189,14 +189,14 @@ class Trader:
                 snapshot = self.broker.snapshot()
                 if seq % self.config.settings.broker.reconcile_every == 0:
                     self.reconciler.adopt_positions(snapshot)
-                rows, intents, failed = self._decide(ready, estimate, snapshot, seq)
+                decided, intents, failed = self._decide(ready, estimate, snapshot, seq)
                 if intents and not self.broker.market_open():
                     log.info("orders.held", count=len(intents), reason="market closed")
                     intents = []
             self.model_state.rotation_start = next_start
             self.faults.hit("before_checkpoint")  # test-only crash points: none in production
             with timer.stage("checkpoint"):
-                self._checkpoint(seq, bar_time, snapshot, rows, intents)
+                self._checkpoint(seq, bar_time, snapshot, decided, intents)
             if intents:
                 self.faults.hit("after_checkpoint")  # committed, before any POST
             with timer.stage("orders"):
@@ -264,17 +264,17 @@ class Trader:
         seq: int,
     ) -> tuple[DecisionColumns, list[OrderIntent], Unconverged | None]:
         ids = self.store.ids_for(self.account)  # the database's epoch is in every id
-        rows, intents, failed = decide_targets(self.model_state, self.symbols, ready, estimate,
+        decided, intents, failed = decide_targets(self.model_state, self.symbols, ready, estimate,
                                                snapshot, seq, self.config.settings.strategy,
                                                ids.tag)  # fmt: skip
-        return rows, self.control.orders(intents, snapshot, seq, ids.tag), failed  # paused: none
+        return decided, self.control.orders(intents, snapshot, seq, ids.tag), failed  # paused: none
 
     def _checkpoint(
         self,
         seq: int,
         bar_time: datetime,
         snapshot: BrokerSnapshot,
-        rows: DecisionColumns,
+        decided: DecisionColumns,
         intents: list[OrderIntent],
     ) -> None:
         model, book, windows = encode_model_state(self.model_state)
@@ -294,7 +294,7 @@ class Trader:
             model=model,
             book=book,
         )
-        self.store.commit_update(checkpoint, rows, intents,
+        self.store.commit_update(checkpoint, decided, intents,
                                  inside=lambda: self.faults.hit("in_commit"), windows=windows)
         self.model_state.saved()
 

@@ -10,8 +10,8 @@ the WAL back after each bar (service/state/wal_backfill.py), so the WAL stops gr
 a disk mounted small would fill at the start (exit 75, the database cannot be opened for
 writing) or not at all. Here the second run's WAL and its index (32 KB) fill it within
 its first updates; ROOM = 64 KiB fills it at a checkpoint's COMMIT or an outcome's, both
-of which the test accepts (32 to 96 KiB did on this VM; 16 KiB filled it at the open,
-128 KiB not in 12 updates)."""
+of which the test accepts (a much smaller ROOM fills it at the open, a much larger one
+not within the test's 12 updates)."""
 
 from __future__ import annotations
 
