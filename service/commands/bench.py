@@ -79,6 +79,10 @@ def _stages_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -
     stages.add_argument("--instruments", type=int, default=268)
     stages.add_argument("--window", type=int, default=256)
     stages.add_argument("--updates", type=int, default=20, help="warm updates timed")
+    stages.add_argument("--backend", choices=("numpy", "wgpu", "auto"), default="numpy",
+                        help="the model stage's backend (default numpy, as earlier figures; "
+                        "wgpu: the checkpoint holds its float32 chains' carries, as the "
+                        "daemon's on a GPU does)")
     add_output_flags(stages, "the figures")
     stages.set_defaults(handler=stages_handler)
 
@@ -87,7 +91,7 @@ def stages_handler(args: argparse.Namespace) -> int:
     from service.bench import stages  # noqa: PLC0415 - tools load on demand
 
     logs_to_stderr()
-    emit(stages.measure(args.instruments, args.window, args.updates), args)
+    emit(stages.measure(args.instruments, args.window, args.updates, args.backend), args)
     return 0
 
 
