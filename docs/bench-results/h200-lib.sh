@@ -83,3 +83,9 @@ checkpoint_where() {  # checkpoint_where TREE N NAME: where the checkpoint stage
     step fsync 60 python3 "$ROOT/docs/bench-results/fsync_time.py" /tmp 200
     grep '^{' "$LOGS/fsync.log" >>"$OUT/summary.txt"
 }
+
+stages_on() {  # stages_on TREE NAME N BACKEND: bench stages at N on BACKEND in any tree
+    # (stages_backend.py; from the thirty-eighth session)
+    in_tree "$1" step "stages-$2-$3-$4" 150 python3 "$ROOT/docs/bench-results/stages_backend.py" \
+        "$3" "$4" "$OUT/stages-h200-$3-$4-$2-$TAG.json"
+}
