@@ -84,8 +84,11 @@ checkpoint_where() {  # checkpoint_where TREE N NAME: where the checkpoint stage
     grep '^{' "$LOGS/fsync.log" >>"$OUT/summary.txt"
 }
 
-stages_on() {  # stages_on TREE NAME N BACKEND: bench stages at N on BACKEND in any tree
-    # (stages_backend.py; from the thirty-eighth session)
-    in_tree "$1" step "stages-$2-$3-$4" 150 python3 "$ROOT/docs/bench-results/stages_backend.py" \
-        "$3" "$4" "$OUT/stages-h200-$3-$4-$2-$TAG.json"
+stages_on() {  # stages_on TREE NAME N BACKEND [UPDATES [PACE_MS]]: bench stages at N on
+    # BACKEND in any tree (stages_backend.py; from the thirty-eighth session)
+    tree=$1 name=$2 n=$3 backend=$4
+    shift 4
+    in_tree "$tree" step "stages-$name-$n-$backend" 150 python3 \
+        "$ROOT/docs/bench-results/stages_backend.py" "$n" "$backend" \
+        "$OUT/stages-h200-$n-$backend-$name-$TAG.json" "$@"
 }

@@ -10,6 +10,18 @@ set -u
 ROOT=$(pwd)
 SESSION=thirtyeighth
 . "$(dirname "$0")/h200-lib.sh"  # TAG, TREES and the steps
+if [ "${1:-one}" = two ]; then
+    # The second call: the first's stages moved by half between its two repetitions (the
+    # host's speed, not the trees); three more of each with 30 warm updates, and this tree
+    # with its updates 250 ms apart (as the daemon's bars, a pace apart) between them.
+    for rep in 3 4 5; do
+        stages_on "$ROOT" "new38-$rep" 268 wgpu 30
+        stages_on "$TREES/head38" "head38-$rep" 268 wgpu 30
+        stages_on "$ROOT" "new38-paced-$rep" 268 wgpu 30 250
+        bundle two
+    done
+    exit 0
+fi
 stages_on "$ROOT" new38-1 268 wgpu
 stages_on "$TREES/head38" head38-1 268 wgpu
 stages_on "$ROOT" new38-2 268 wgpu

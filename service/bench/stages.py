@@ -96,24 +96,36 @@ class Rig:
 
 
 def measure(instruments: int = 268, window: int = 256, updates: int = 20,
-            backend: str = "numpy") -> dict[str, Any]:
-    """Stage timings of one cold and `updates` warm updates, in milliseconds."""
+            backend: str = "numpy", pace_s: float = 0.0) -> dict[str, Any]:
+    """Stage timings of one cold and `updates` warm updates, in milliseconds. `pace_s`:
+    each update starts at least that long after the last one started, as the daemon's
+    bars come a bar apart (0: back to back, as the figures before it was added)."""
     if instruments < 1 or window < 32 or updates < 2:
         raise ValueError("bench stages needs instruments >= 1, window >= 32, updates >= 2")
     with tempfile.TemporaryDirectory(prefix="rt-bench-stages-") as tmp:
         rig = Rig(write_config(Path(tmp), instruments, window), Path(tmp) / "state", backend)
         try:
             rig.trader.resume()
-            events = [rig.update(n) for n in range(updates)]
+            events = [_paced(rig, n, pace_s) for n in range(updates)]
             wal = rig.store.empty_wal()
             events.append(rig.update(updates))
             wal_bytes = wal.stat().st_size  # what the last update wrote, all of it
             tables = rig.store.table_bytes()
         finally:
             rig.close()
-    return {**_figures(events, instruments, window, backend),
+    return {**_figures(events, instruments, window, backend), "pace_s": pace_s,
             "storage": {**(_storage(tables, instruments, len(events)) or {}),
                         "wal_bytes_per_update": wal_bytes}}
+
+
+def _paced(rig: Rig, n: int, pace_s: float) -> dict[str, Any]:
+    """Update n, then the rest of its pace: the daemon's next bar comes no sooner (on a
+    device host the last update's synced writes slow the next one's stages when updates
+    run back to back: docs/benchmarks.md, thirty-seventh and thirty-eighth sessions)."""
+    started = time.monotonic()
+    event = rig.update(n)
+    time.sleep(max(0.0, pace_s - (time.monotonic() - started)))
+    return event
 
 
 def _storage(tables: dict[str, tuple[int, int]] | None, instruments: int,

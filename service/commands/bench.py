@@ -83,6 +83,10 @@ def _stages_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -
                         help="the model stage's backend (default numpy, as earlier figures; "
                         "wgpu: the checkpoint holds its float32 chains' carries, as the "
                         "daemon's on a GPU does)")
+    stages.add_argument("--pace-ms", type=float, default=0.0,
+                        help="start each update at least this long after the last one "
+                        "started, as the daemon's bars come a bar apart (default 0: back "
+                        "to back)")
     add_output_flags(stages, "the figures")
     stages.set_defaults(handler=stages_handler)
 
@@ -91,7 +95,8 @@ def stages_handler(args: argparse.Namespace) -> int:
     from service.bench import stages  # noqa: PLC0415 - tools load on demand
 
     logs_to_stderr()
-    emit(stages.measure(args.instruments, args.window, args.updates, args.backend), args)
+    emit(stages.measure(args.instruments, args.window, args.updates, args.backend,
+                        args.pace_ms / 1e3), args)
     return 0
 
 

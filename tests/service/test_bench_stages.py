@@ -30,3 +30,12 @@ def test_a_checkpoint_row_does_not_grow_with_the_window() -> None:
     short = stages.measure(instruments=4, window=32, updates=2)["storage"]
     long = stages.measure(instruments=4, window=160, updates=2)["storage"]
     assert abs(long["checkpoint_row_bytes"] - short["checkpoint_row_bytes"]) < 512
+
+
+def test_bench_stages_runs_the_model_on_the_backend_named_and_keeps_a_pace() -> None:
+    """`--backend wgpu` (the checkpoint then holds the device's float32 carries, as the
+    daemon's on a GPU) and `--pace-ms` (updates a pace apart, as the daemon's bars):
+    both reported with the figures."""
+    figures = stages.measure(instruments=4, window=32, updates=2, backend="wgpu", pace_s=0.001)
+    assert figures["backend"] == "wgpu" and figures["pace_s"] == 0.001
+    assert figures["warm_ms"]["checkpoint"]["max"] > 0
