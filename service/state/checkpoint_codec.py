@@ -25,7 +25,7 @@ from regime_model.update import InstrumentCarry
 from service.model_state import InstrumentState, ModelState
 from service.state import book_columns, carry_stacks
 from service.state.book_columns import InstrumentColumns
-from service.state.codec import decode_arrays, encode_arrays
+from service.state.codec import CodecError, decode_arrays, encode_arrays
 from service.state.errors import UnusableStateError
 from service.state.records import Checkpoint, WindowColumns, WindowWrite
 from service.state.store import StateStore
@@ -178,8 +178,18 @@ def decode_model_state(
 
 def checkpoint_state(store: StateStore, checkpoint: Checkpoint) -> ModelState:
     """The model state `checkpoint` holds: its blob and book with its windows, which since
-    schema version 4 are rows of the store's returns table (resume and replay read this)."""
-    return decode_model_state(checkpoint.model, checkpoint.book, store.windows(checkpoint.seq))
+    schema version 4 are rows of the store's returns table (resume and replay read this).
+    A blob that matches its digest but is not in a form this release reads (a newer
+    release wrote it) is UnusableStateError: the account is parked, not restarted."""
+    try:
+        return decode_model_state(checkpoint.model, checkpoint.book,
+                                  store.windows(checkpoint.seq))
+    except CodecError as error:
+        raise UnusableStateError(
+            f"{store.path}: checkpoint {checkpoint.seq}'s model state cannot be read by this "
+            f"release ({error}); run the release that wrote it, or restore the database "
+            "from a backup"
+        ) from None
 
 
 def _window_checks(

@@ -8,9 +8,11 @@ stored as float32 and widened back on decode, so what is read is what was writte
 the bit. The wgpu sampler's carries are such arrays (its chains run in float32): at the
 trial's 54 instruments an account their positions are about 48 KB of a 60 KB blob, and
 every byte of the checkpoint is written and synced before the orders go. Such a blob
-starts with NARROWED_MAGIC, so a release from before reads it as not its own (it would
-misread the float32 bytes); a blob with no array narrowed keeps MAGIC and the bytes it
-always had (the numpy sampler's float64 carries, and every earlier checkpoint).
+starts with NARROWED_MAGIC, so a release from before refuses it (its worker fails at
+resume and is restarted until this release runs again) rather than misread the float32
+bytes; a blob with no array narrowed keeps MAGIC and the bytes it always had (the numpy
+sampler's float64 carries, and every earlier checkpoint). From this release on, a marker
+it does not know is refused with what to do (checkpoint_codec.checkpoint_state).
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ def _narrowed(array: np.ndarray) -> np.ndarray:
 
 def decode_arrays(blob: bytes) -> dict[str, np.ndarray]:
     if blob[:4] not in (MAGIC, NARROWED_MAGIC):
-        raise CodecError("model state does not start with the expected marker")
+        raise CodecError(f"model state starts with {blob[:4]!r}, not a marker this release "
+                         f"reads ({MAGIC!r} or {NARROWED_MAGIC!r})")
     (size,) = struct.unpack("<I", blob[4:8])
     try:
         header = json.loads(blob[8 : 8 + size])

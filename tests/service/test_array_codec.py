@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import struct
+from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +16,11 @@ from hypothesis import strategies as st
 
 from regime_model.update import InstrumentCarry
 from service.model_state import InstrumentState, ModelState
-from service.state.checkpoint_codec import decode_model_state, encode_model_state
+from service.state.checkpoint_codec import checkpoint_state, decode_model_state, encode_model_state
 from service.state.codec import MAGIC, NARROWED_MAGIC, CodecError, decode_arrays, encode_arrays
+from service.state.errors import UnusableStateError
+from service.state.records import Checkpoint
+from service.state.store import StateStore
 
 float32_values = st.lists(st.floats(width=32, allow_nan=False), min_size=1, max_size=64)
 any_bits = st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=64)
@@ -105,3 +110,23 @@ def test_float32_carries_make_a_smaller_checkpoint_with_the_same_carries() -> No
         assert got is not None and want is not None
         for a, b in zip(got, want, strict=True):
             assert a.dtype == np.float64 and bits(a) == bits(b)
+
+
+def test_a_checkpoint_in_a_form_this_release_does_not_read_parks_the_account(
+    tmp_path: Path,
+) -> None:
+    """A blob that matches its digest but starts with a marker this release does not know
+    (a newer release wrote it) is not a crash to restart from: the state is unusable here,
+    and the refusal says which checkpoint and what to do."""
+    store = StateStore(tmp_path / "alpha.sqlite")
+    later = encode_arrays({"a": np.array([0.1])}).replace(MAGIC, b"RTA9", 1)
+    store.commit_update(Checkpoint(seq=1, bar_time=datetime(2026, 1, 5, 16, tzinfo=UTC),
+                                   config_hash="abc", backend="wgpu", adapter="gpu",
+                                   numerics="float32", cash=1.0, equity=1.0, model=later,
+                                   book={"cursor": 0}), [], [])  # fmt: skip
+    latest = store.latest()
+    assert latest is not None
+    with pytest.raises(UnusableStateError, match=r"checkpoint 1's model state cannot be read "
+                       r"by this release \(model state starts with b'RTA9'.*run the release "
+                       r"that wrote it, or restore"):
+        checkpoint_state(store, latest)
