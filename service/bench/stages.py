@@ -29,6 +29,7 @@ from regime_model.update import ModelSpec
 from service.config_loader import LoadedConfig, load_config
 from service.state.store import StateStore
 from service.worker import assembly
+from service.worker.sampler_turn import copy_wal_back
 from service.worker.trader import BarCursor, Trader
 
 STAGES = ("reconcile", "fetch", "model", "strategy", "checkpoint", "orders")
@@ -87,7 +88,7 @@ class Rig:
             self.trader.update(self.bar(n))
         [done] = [e for e in logs if e["event"] == "update.completed"]
         started = time.perf_counter()
-        self.store.backfill_wal()
+        copy_wal_back(self.store)
         return {**done, "backfill_ms": 1e3 * (time.perf_counter() - started)}
 
     def close(self) -> None:

@@ -38,7 +38,7 @@ from service.worker import assembly
 from service.worker.broker_start import resume_when_reachable
 from service.worker.deferred_gc import deferred_collection
 from service.worker.fault_points import FaultPoints
-from service.worker.sampler_turn import BarTurns, SamplerTurn
+from service.worker.sampler_turn import AfterBarStep, BarTurns
 from service.worker.spec import WorkerSpec
 from service.worker.trader import BarCursor, Trader
 from service.worker.warmup import warn_if_data_ends_early
@@ -189,8 +189,8 @@ def _trade(
     update_allowance = supervision.startup_budget_s  # the first update may be a cold one
     reason = "stop-after reached"
     turns = BarTurns(spec.state_dir)  # closed after the loop (by the process's exit if it raises)
-    sampler = SamplerTurn(trader, turns, clock, supervision,
-                          lambda allowance_s: beat.send("beat", trader.seq, allowance_s))
+    after_bar = AfterBarStep(trader, turns, clock, supervision,
+                             lambda allowance_s: beat.send("beat", trader.seq, allowance_s))
     while not stop.is_set() and (spec.stop_at_seq is None or trader.seq < spec.stop_at_seq):
         _take_messages(trader, inbox)
         if trader.retired:
@@ -214,7 +214,7 @@ def _trade(
             beat.send("updated", trader.seq, supervision.heartbeat_s)
         update_allowance = max(supervision.update_budget_s, 10 * (time.monotonic() - started))
         if updated:
-            sampler.run(bar_time, stop)
+            after_bar.run(bar_time, stop)
     turns.close()
     if stop.is_set():
         reason = "stop requested"

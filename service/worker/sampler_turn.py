@@ -1,5 +1,7 @@
-"""When a worker's sampler between bars runs: after its own bar's update, once no other
-account's bar update is running, and so that it still ends before its next bar.
+"""The worker loop's step after each bar (AfterBarStep): the state's WAL copied back into
+its file (copy_wal_back), then the sampler between bars, which runs after its own bar's
+update, once no other account's bar update is running, and so that it still ends before
+its next bar.
 
 With [model] sample_between_bars each update's MCMC runs after its commit. The accounts'
 workers share one machine's cores (or its GPU), so an account that committed first and
@@ -30,6 +32,7 @@ from service.clock import Clock
 from service.settings_ops import SupervisionSettings
 from service.state.errors import StateError
 from service.state.paths import TURNS_NAME
+from service.state.store import StateStore
 from service.worker.deferred_gc import deferred_collection
 from service.worker.trader import Trader
 
@@ -72,7 +75,7 @@ class BarTurns:
         os.close(self.fd)
 
 
-class SamplerTurn:
+class AfterBarStep:
     """The worker loop's step after each bar, at its turn: the state's WAL copied back
     into its file (service/state/wal_backfill.py), then the sampler between bars."""
 
@@ -110,12 +113,17 @@ class SamplerTurn:
         self.allowance_s = max(self.budget_s, 10 * self.last_s)
 
     def backfill(self) -> None:
-        """The WAL copied back, so that the next update's COMMIT starts it afresh. One that
-        fails costs nothing but this copy (SQLite copies inside a COMMIT at 1,000 pages,
-        as it did before), and what made it fail fails that COMMIT too, which says so."""
-        try:
-            self.trader.store.backfill_wal()
-        except StateError as error:
-            log.warning("state.backfill_failed", reason=str(error),
-                        next="nothing to do: a later checkpoint's COMMIT copies it; if "
-                        "the database cannot be written, that checkpoint fails and says why")
+        copy_wal_back(self.trader.store)
+
+
+def copy_wal_back(store: StateStore) -> None:
+    """The WAL copied back after a bar's update, so that the next update's COMMIT starts
+    it afresh (the worker loop's step, and `bench stages` after each update). One that
+    fails costs nothing but this copy (SQLite copies inside a COMMIT at 1,000 pages, as it
+    did before), and what made it fail fails that COMMIT too, which says so."""
+    try:
+        store.backfill_wal()
+    except StateError as error:
+        log.warning("state.backfill_failed", reason=str(error),
+                    next="nothing to do: a later checkpoint's COMMIT copies it; if "
+                    "the database cannot be written, that checkpoint fails and says why")

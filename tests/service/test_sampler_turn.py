@@ -1,12 +1,14 @@
-"""The sampler between bars waits for the other accounts' bars (service/worker/sampler_turn.py):
-a worker holds the state directory's `bar-turns.lock` shared while its bar's update runs,
-and a sampler waits until it can take it exclusively, for a bounded time. The other
-account is a real process holding the lock; the order of events is read from the one
-monotonic clock every process of a machine shares, never from a delay."""
+"""The worker loop's step after each bar (service/worker/sampler_turn.py): the WAL copied
+back, then the sampler between bars, which waits for the other accounts' bars: a worker
+holds the state directory's `bar-turns.lock` shared while its bar's update runs, and a
+sampler waits until it can take it exclusively, for a bounded time. The other account
+is a real process holding the lock; the order of events is read from the one monotonic
+clock every process of a machine shares, never from a delay."""
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -16,12 +18,15 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
+from test_state_store import checkpoint
 from test_trader import Rig
 
 from service.bench.daemon_harness import LIGHT_EFFORT, two_account_settings, write_config
 from service.config_loader import load_config
+from service.state.store import StateStore
 from service.worker import assembly
-from service.worker.sampler_turn import BarTurns, SamplerTurn
+from service.worker.sampler_turn import AfterBarStep, BarTurns, copy_wal_back
 
 DEADLINE_S = 60.0  # for a process to start on a loaded machine; never reached when right
 ctx = mp.get_context("spawn")
@@ -100,14 +105,14 @@ def test_no_other_worker_no_wait(tmp_path: Path, limit_s: float) -> None:
 def wal_sizes(tmp_path: Path, copy_back: bool, between: bool, bars: int = 10) -> list[int]:
     """The state's WAL file size after each of `bars` updates of a real trader (sampling
     between bars or at the bar), with or without the worker loop's step after the bar
-    (SamplerTurn.run)."""
+    (AfterBarStep.run)."""
     effort = f"{LIGHT_EFFORT}sample_between_bars = {str(between).lower()}\n"
     config = load_config(write_config(tmp_path, two_account_settings(effort=effort)))
     rig = Rig(config, tmp_path / "state")
     rig.trader.resume()
     clock = assembly.build_clock(config, rig.market, config.instruments.symbols("alpha"),
                                  rig.first, rig.store)  # fmt: skip
-    turn = SamplerTurn(rig.trader, BarTurns(tmp_path), clock, config.settings.supervision,
+    turn = AfterBarStep(rig.trader, BarTurns(tmp_path), clock, config.settings.supervision,
                        lambda allowance_s: None)  # fmt: skip
     wal = rig.store.path.with_name(rig.store.path.name + "-wal")
     sizes = []
@@ -134,3 +139,22 @@ def test_after_each_bar_the_wal_is_copied_back_and_the_next_commit_starts_it_afr
     assert copied == [copied[0]] * len(copied)  # the cold update's size, the largest
     assert all(later > size for size, later in pairwise(kept[2:]))
     assert kept[-1] > 3 * copied[0]
+
+
+def test_a_copy_that_fails_is_logged_and_the_worker_goes_on(tmp_path: Path) -> None:
+    """Another connection holding the write lock (an operator's shell in a transaction):
+    the copy's restart write waits out the busy timeout (5 s) and fails. The worker's
+    step says so (`state.backfill_failed`, with SQLite's reason) and raises nothing: the
+    next checkpoint's COMMIT meets the same lock and fails with what to do."""
+    path = tmp_path / "alpha.sqlite"
+    store = StateStore(path)
+    store.commit_update(checkpoint(1), [], [])  # frames in the WAL to copy
+    other = sqlite3.connect(path, timeout=0)
+    other.execute("BEGIN IMMEDIATE")
+    with capture_logs() as logs:
+        copy_wal_back(store)
+    [failed] = [e for e in logs if e["event"] == "state.backfill_failed"]
+    assert "database is locked" in failed["reason"] and "later checkpoint" in failed["next"]
+    other.rollback()
+    copy_wal_back(store)  # the lock gone, the copy goes through and says nothing
+    store.close()
