@@ -8,9 +8,7 @@ supervisor (it died) means the same.
 
 from __future__ import annotations
 
-import contextlib
 import faulthandler
-import json
 import os
 import queue
 import signal
@@ -38,6 +36,7 @@ from service.worker import assembly
 from service.worker.broker_start import resume_when_reachable
 from service.worker.deferred_gc import deferred_collection
 from service.worker.fault_points import FaultPoints
+from service.worker.heartbeat import Heartbeat
 from service.worker.sampler_turn import AfterBarStep, BarTurns
 from service.worker.spec import WorkerSpec
 from service.worker.trader import BarCursor, Trader
@@ -45,30 +44,6 @@ from service.worker.warmup import warn_if_data_ends_early
 
 log = structlog.get_logger("service.worker")
 Inbox = queue.SimpleQueue[tuple[str, Any]]
-
-
-class Heartbeat:
-    """Messages from the main loop to the supervisor: ("started" | "beat" | "updated",
-    seq, allowance_s), where allowance_s is how long until the next one may come; and
-    ("event", fields) for each log event (service/event_tap.py), from any thread."""
-
-    _lock = threading.Lock()  # one pipe, written from the loop and from helper threads
-
-    def __init__(self, conn: Connection | None) -> None:
-        self.conn = conn
-
-    def send(self, kind: str, seq: int, allowance_s: float) -> None:
-        if self.conn is not None:
-            with self._lock:
-                self.conn.send((kind, seq, allowance_s))
-
-    def forward(self, event: dict[str, Any]) -> None:
-        """A log event, made plain (JSON values only) so it unpickles anywhere."""
-        if self.conn is None:
-            return
-        plain = json.loads(json.dumps(event, default=str))
-        with self._lock, contextlib.suppress(OSError):  # the supervisor is gone: we exit
-            self.conn.send(("event", plain))
 
 
 def worker_main(spec: WorkerSpec, conn: Connection, stdout: Connection, stderr: Connection) -> None:
