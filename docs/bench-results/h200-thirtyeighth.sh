@@ -10,6 +10,43 @@ set -u
 ROOT=$(pwd)
 SESSION=thirtyeighth
 . "$(dirname "$0")/h200-lib.sh"  # TAG, TREES and the steps
+if [ "${1:-one}" = four ]; then
+    # The fourth call: the worker's log events queued and sent by a thread (heartbeat.py)
+    # against head38's send per event: what one event costs, and one account of 268
+    # instruments in the daemon, each tree twice, alternated.
+    for rep in 1 2; do
+        for tree in "$ROOT" "$TREES/head38"; do
+            name=$( [ "$tree" = "$ROOT" ] && echo new38 || echo head38 )-$rep
+            in_tree "$tree" step "log-events-$name" 60 python3 \
+                "$ROOT/docs/bench-results/log_event_cost.py" forward
+            sed "s/^/$name /" "$LOGS/log-events-$name.log" >>"$OUT/summary.txt"
+        done
+    done
+    for name in new38-2 head38-2 new38-3 head38-3; do
+        tree=$ROOT
+        case $name in head38*) tree=$TREES/head38 ;; esac
+        in_tree "$tree" step "round-268-one-$name" 300 python3 -m service.cli bench round \
+            --accounts 1 --instruments 268 --chains 4 --window 256 --states 2 --bars 10 \
+            --pace-s 3 --lead-s 25 --backend wgpu \
+            --out "$OUT/round-h200-wgpu-one-268-$name-$TAG.json"
+        bundle four
+    done
+    exit 0
+fi
+if [ "${1:-one}" = three ]; then
+    # The third call: item 4 in the daemon itself, one account of 268 instruments (its
+    # orders stage pays the worker's log events, which bench stages captures in memory),
+    # and what one log event costs a worker on this host.
+    in_tree "$ROOT" step round-268-one 300 python3 -m service.cli bench round --accounts 1 \
+        --instruments 268 --chains 4 --window 256 --states 2 --bars 10 --pace-s 3 \
+        --lead-s 25 --backend wgpu --out "$OUT/round-h200-wgpu-one-268-new38-$TAG.json"
+    for mode in forward plain forward plain; do
+        step "log-events-$mode" 60 python3 "$ROOT/docs/bench-results/log_event_cost.py" "$mode"
+        cat "$LOGS/log-events-$mode.log" >>"$OUT/summary.txt"
+    done
+    bundle three
+    exit 0
+fi
 if [ "${1:-one}" = two ]; then
     # The second call: the first's stages moved by half between its two repetitions (the
     # host's speed, not the trees); three more of each with 30 warm updates, and this tree
