@@ -12,8 +12,15 @@ import regime_model  # noqa: F401 - numpy's dispatch as the daemon's, before num
 import numpy as np
 
 from part_timers import TIMES, run_rig, timed
-from service.state import checkpoint_codec, history, returns_rows, store, transaction
-from service.worker import trader
+from service.state import (
+    checkpoint_codec,
+    decision_columns,
+    history,
+    returns_rows,
+    store,
+    transaction,
+)
+from service.worker import trader, warmup
 
 UPDATES, WARM_FROM = 14, 2
 
@@ -27,6 +34,13 @@ def main() -> None:
     else:
         from service.state import carry_stacks  # noqa: PLC0415 - as the tree has it
         timed(carry_stacks, "stack", "  stacked carries")
+    for owner, name, label in ((checkpoint_codec, "_book_columns", "  book columns"),
+                               (checkpoint_codec, "encode_arrays", "  array encoding"),
+                               (checkpoint_codec, "window_sums", "  window sums"),
+                               (decision_columns, "pack", "  decisions packed"),
+                               (warmup.Warmup, "book_entry", "warming entry")):
+        if hasattr(owner, name):  # timed from the thirty-eighth session, where a tree has it
+            timed(owner, name, label)
     timed(trader, "positions_entry", "positions entry")
     timed(store.StateStore, "commit_update", "commit_update")
     timed(store, "checkpoint_row", "  checkpoint row (JSON)")  # the store's own name for it

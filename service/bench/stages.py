@@ -120,9 +120,10 @@ def measure(instruments: int = 268, window: int = 256, updates: int = 20,
 
 
 def _paced(rig: Rig, n: int, pace_s: float) -> dict[str, Any]:
-    """Update n, then the rest of its pace: the daemon's next bar comes no sooner (on a
-    device host the last update's synced writes slow the next one's stages when updates
-    run back to back: docs/benchmarks.md, thirty-seventh and thirty-eighth sessions)."""
+    """Update n, then the rest of its pace: the daemon's next bar comes no sooner. Added to
+    test a reading that updates run back to back slow each other's stages on a device
+    host (the last one's synced writes); on the H200 a 250 ms pace made no stage faster
+    (docs/benchmarks.md, thirty-eighth session), so the default stays back to back."""
     started = time.monotonic()
     event = rig.update(n)
     time.sleep(max(0.0, pace_s - (time.monotonic() - started)))

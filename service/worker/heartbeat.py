@@ -2,11 +2,14 @@
 loop, and every log event (service/event_tap.py) from any thread.
 
 A log event is not sent where it is logged: sent there, each cost the logging thread a
-pickle and a pipe write, which wakes the supervisor (about 20 of the 45 us an event cost
-on an H100 host, thirty-eighth session: docs/bench-results/log_event_cost.py), and an
-update at 268 instruments logs two events per order. The event is made plain where it is
+pickle and a pipe write that wakes the supervisor, and an update at 268 instruments logs
+two events per order (forwarding was about 20 of the 45 us an event cost a worker on an
+H100 host: docs/bench-results/log_event_cost.py). The event is made plain where it is
 logged (what is sent is what was said then) and queued; a sender thread sends what has
-queued as ONE ("events", [...]) message, GATHER_S after the first event of a burst. A beat
+queued as ONE ("events", [...]) message, GATHER_S after the first event of a burst (an
+event then cost a median 32-36 us against 37-38 on this VM; on an H100 host about as
+much as before, the sender's pickling holding the GIL about as long as the writes it
+saves: docs/benchmarks.md, thirty-eighth session). A beat
 first sends what is queued, under the same lock, so the supervisor never hears a beat
 before the events logged ahead of it; at exit what is queued is sent too (a SIGKILL loses
 what was queued in the last GATHER_S). The event's line on stdout is written where it is
