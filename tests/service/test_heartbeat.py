@@ -50,4 +50,3 @@ def test_events_reach_the_supervisor_without_a_beat() -> None:
     Heartbeat(worker).forward({"event": "model.ready", "symbol": "SPY"})
     assert events_in(received_until(supervisor, "events")) == [
         {"event": "model.ready", "symbol": "SPY"}]
-
