@@ -10,25 +10,43 @@ set -u
 ROOT=$(pwd)
 SESSION=thirtyeighth
 . "$(dirname "$0")/h200-lib.sh"  # TAG, TREES and the steps
+log_events() {  # log_events NAME TREE: what one log event costs a worker of TREE, forwarded
+    in_tree "$2" step "log-events-$1" 60 python3 "$ROOT/docs/bench-results/log_event_cost.py" \
+        forward
+    sed "s/^/$1 /" "$LOGS/log-events-$1.log" >>"$OUT/summary.txt"
+}
+one_268() {  # one_268 NAME TREE: the daemon with one account of 268 instruments
+    in_tree "$2" step "round-268-one-$1" 300 python3 -m service.cli bench round --accounts 1 \
+        --instruments 268 --chains 4 --window 256 --states 2 --bars 10 --pace-s 3 \
+        --lead-s 25 --backend wgpu --out "$OUT/round-h200-wgpu-one-268-$1-$TAG.json"
+}
+if [ "${1:-one}" = five ]; then
+    # The fifth call: an order event's plain values sent as they are (no copy through
+    # JSON) as well as queued, against head38: what one event costs, then one account of
+    # 268 instruments in the daemon, each tree once.
+    for rep in 1 2 3; do
+        log_events "new38e-$rep" "$ROOT"
+        log_events "head38-$rep" "$TREES/head38"
+    done
+    bundle five
+    one_268 new38e-4 "$ROOT"
+    bundle five
+    one_268 head38-4 "$TREES/head38"
+    bundle five
+    exit 0
+fi
 if [ "${1:-one}" = four ]; then
     # The fourth call: the worker's log events queued and sent by a thread (heartbeat.py)
     # against head38's send per event: what one event costs, and one account of 268
     # instruments in the daemon, each tree twice, alternated.
     for rep in 1 2; do
-        for tree in "$ROOT" "$TREES/head38"; do
-            name=$( [ "$tree" = "$ROOT" ] && echo new38 || echo head38 )-$rep
-            in_tree "$tree" step "log-events-$name" 60 python3 \
-                "$ROOT/docs/bench-results/log_event_cost.py" forward
-            sed "s/^/$name /" "$LOGS/log-events-$name.log" >>"$OUT/summary.txt"
-        done
+        log_events "new38-$rep" "$ROOT"
+        log_events "head38-$rep" "$TREES/head38"
     done
-    for name in new38-2 head38-2 new38-3 head38-3; do
-        tree=$ROOT
-        case $name in head38*) tree=$TREES/head38 ;; esac
-        in_tree "$tree" step "round-268-one-$name" 300 python3 -m service.cli bench round \
-            --accounts 1 --instruments 268 --chains 4 --window 256 --states 2 --bars 10 \
-            --pace-s 3 --lead-s 25 --backend wgpu \
-            --out "$OUT/round-h200-wgpu-one-268-$name-$TAG.json"
+    for rep in 2 3; do
+        one_268 "new38-$rep" "$ROOT"
+        bundle four
+        one_268 "head38-$rep" "$TREES/head38"
         bundle four
     done
     exit 0
@@ -37,9 +55,7 @@ if [ "${1:-one}" = three ]; then
     # The third call: item 4 in the daemon itself, one account of 268 instruments (its
     # orders stage pays the worker's log events, which bench stages captures in memory),
     # and what one log event costs a worker on this host.
-    in_tree "$ROOT" step round-268-one 300 python3 -m service.cli bench round --accounts 1 \
-        --instruments 268 --chains 4 --window 256 --states 2 --bars 10 --pace-s 3 \
-        --lead-s 25 --backend wgpu --out "$OUT/round-h200-wgpu-one-268-new38-$TAG.json"
+    one_268 new38 "$ROOT"
     for mode in forward plain forward plain; do
         step "log-events-$mode" 60 python3 "$ROOT/docs/bench-results/log_event_cost.py" "$mode"
         cat "$LOGS/log-events-$mode.log" >>"$OUT/summary.txt"

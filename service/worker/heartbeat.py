@@ -52,7 +52,20 @@ class Heartbeat:
         """A log event, made plain (JSON values only, so it unpickles anywhere), queued
         for the pipe's sender thread."""
         if self._box is not None:
-            self._box.queue(json.loads(json.dumps(event, default=str)))
+            self._box.queue(plain(event))
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def plain(event: dict[str, Any]) -> dict[str, Any]:
+    """`event` with JSON values only: itself where every value is a str, int, float, bool
+    or None (an order event, most events: the tap hands each listener its own copy, and
+    such values cannot change after), else through JSON (nested values copied, others as
+    their str), which cost 6 us an event on this VM."""
+    if all(type(value) in _SCALARS for value in event.values()):
+        return event
+    return dict(json.loads(json.dumps(event, default=str)))
 
 
 class Outbox:

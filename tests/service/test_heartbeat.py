@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from multiprocessing.connection import Connection
 from typing import Any
 
-from service.worker.heartbeat import Heartbeat
+from service.worker.heartbeat import Heartbeat, plain
 
 DEADLINE_S = 30.0  # for a thread to run on a loaded machine; never reached when right
 
@@ -50,3 +50,18 @@ def test_events_reach_the_supervisor_without_a_beat() -> None:
     Heartbeat(worker).forward({"event": "model.ready", "symbol": "SPY"})
     assert events_in(received_until(supervisor, "events")) == [
         {"event": "model.ready", "symbol": "SPY"}]
+
+
+def test_an_event_of_plain_values_goes_as_it_is_and_any_other_through_json() -> None:
+    """Plain scalars (an order event's) need no copy through JSON; a nested value is
+    copied (what is sent is what was said when it was logged) and any other value goes
+    as its str."""
+    order = {"event": "order.submitted", "qty": 3.0, "filled": 0, "paused": False,
+             "reason": None}
+    assert plain(order) is order
+    rows = [{"symbol": "SPY"}]
+    at = datetime(2026, 1, 5, tzinfo=UTC)
+    sent = plain({"event": "model.unconverged", "instruments": rows, "at": at})
+    rows[0]["symbol"] = "changed after"
+    assert sent == {"event": "model.unconverged", "instruments": [{"symbol": "SPY"}],
+                    "at": "2026-01-05 00:00:00+00:00"}
