@@ -131,9 +131,8 @@ class WorkerHandle:
             pass  # the worker is gone; its sentinel tells how it ended
 
     def _on_message(self, message: tuple[Any, ...]) -> None:
-        if message[0] == "events":  # log events: for the observers, not a sign of life
-            for event in message[1]:
-                self.on_event(event)
+        if message[0] == "event":  # a log event: for the observers, not a sign of life
+            self.on_event(message[1])
             return
         kind, seq, allowance_s = message
         self.last_seq = int(seq)
