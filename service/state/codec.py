@@ -6,8 +6,9 @@ shapes) followed by each array's little-endian bytes in that order.
 A float64 array whose every value is a float32 exactly (bit for bit, once widened) is
 stored as float32 and widened back on decode, so what is read is what was written, to
 the bit. The wgpu sampler's carries are such arrays (its chains run in float32): at the
-trial's 54 instruments an account their positions are about 48 KB of a 60 KB blob, and
-every byte of the checkpoint is written and synced before the orders go. Such a blob
+trial's 54 instruments an account their positions are about 47 KB of a 58 KB blob
+(docs/bench-results/round_blobs.py), and every byte of the checkpoint is written and
+synced before the orders go. Such a blob
 starts with NARROWED_MAGIC, so a release from before refuses it (its worker fails at
 resume and is restarted until this release runs again) rather than misread the float32
 bytes; a blob with no array narrowed keeps MAGIC and the bytes it always had (the numpy

@@ -59,9 +59,6 @@ class DecisionColumns(NamedTuple):
         columns = list(map(list, zip(*rows, strict=True)))
         return cls(*columns) if columns else cls(*([] for _ in cls._fields))
 
-    def rows(self) -> list[DecisionRow]:
-        return list(map(DecisionRow, *self))
-
 
 @dataclass(frozen=True)
 class Checkpoint:

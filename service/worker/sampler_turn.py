@@ -96,7 +96,7 @@ class AfterBarStep:
         if stop.is_set():
             return
         if self.trader.between is None:
-            self.backfill()
+            copy_wal_back(self.trader.store)
             return
         until_bar = self.clock.seconds_until_bar_after(after)
         limit_s = 0.0 if until_bar is None else max(0.0, until_bar - self.last_s)
@@ -105,15 +105,12 @@ class AfterBarStep:
         self.turns.wait_for_bars(limit_s, stop.is_set)
         if stop.is_set():
             return
-        self.backfill()  # like the sampler, off the other accounts' bars
+        copy_wal_back(self.trader.store)  # like the sampler, off the other accounts' bars
         sampling = time.monotonic()
         with deferred_collection():  # as an update: no collector pause inside it
             self.trader.sample_between_bars(sampling - started)
         self.last_s = time.monotonic() - sampling
         self.allowance_s = max(self.budget_s, 10 * self.last_s)
-
-    def backfill(self) -> None:
-        copy_wal_back(self.trader.store)
 
 
 def copy_wal_back(store: StateStore) -> None:

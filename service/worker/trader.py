@@ -264,9 +264,9 @@ class Trader:
         seq: int,
     ) -> tuple[DecisionColumns, list[OrderIntent], Unconverged | None]:
         ids = self.store.ids_for(self.account)  # the database's epoch is in every id
-        decided, intents, failed = decide_targets(self.model_state, self.symbols, ready, estimate,
-                                               snapshot, seq, self.config.settings.strategy,
-                                               ids.tag)  # fmt: skip
+        decided, intents, failed = decide_targets(self.model_state, self.symbols, ready,
+                                                  estimate, snapshot, seq,
+                                                  self.config.settings.strategy, ids.tag)
         return decided, self.control.orders(intents, snapshot, seq, ids.tag), failed  # paused: none
 
     def _checkpoint(

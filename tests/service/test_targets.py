@@ -8,6 +8,7 @@ from test_unconverged_targets import _estimate
 
 from service.model_state import InstrumentState, ModelState
 from service.settings import StrategySettings
+from service.state.records import DecisionRow
 from service.strategy import Signal, decide
 from service.types import BrokerSnapshot
 from service.worker.targets import decide_targets
@@ -24,8 +25,10 @@ def test_float32_posteriors_meet_the_thresholds_as_the_scalar_rule_reads_them() 
         regime_probs=np.stack([1 - p, p], axis=1))
     book = ModelState({s: InstrumentState(s, last_close=50.0) for s in symbols})
     snapshot = BrokerSnapshot(cash=30_000.0, equity=30_000.0)
-    rows, _, _ = decide_targets(book, symbols, list(symbols), estimate, snapshot, 3, SETTINGS, "t")
-    for symbol, p_turbulent, row in zip(symbols, p.tolist(), rows.rows(), strict=True):
+    decided, _, _ = decide_targets(book, symbols, list(symbols), estimate, snapshot, 3, SETTINGS,
+                                   "t")
+    rows = map(DecisionRow, *decided)  # the columns' entries, instrument by instrument
+    for symbol, p_turbulent, row in zip(symbols, p.tolist(), rows, strict=True):
         want = decide(Signal(symbol, p_turbulent, 0.001, 50.0, True), None, 10_000.0, SETTINGS)
         assert book.instruments[symbol].decision == want
         assert (row.target_weight, row.target_qty) == (want.target_weight, want.target_qty)

@@ -51,8 +51,8 @@ def test_the_unconverged_instrument_is_logged_and_its_target_halved() -> None:
     snapshot = BrokerSnapshot(cash=20_000.0, equity=20_000.0)
     estimate = _estimate([True, False])
     with capture_logs() as logs:
-        rows, _, failed = decide_targets(book, ("SPY", "QQQ"), ["SPY", "QQQ"], estimate,
-                                         snapshot, 7, StrategySettings(), "t")  # fmt: skip
+        decided, _, failed = decide_targets(book, ("SPY", "QQQ"), ["SPY", "QQQ"], estimate,
+                                            snapshot, 7, StrategySettings(), "t")  # fmt: skip
         assert [e for e in logs if e["event"] == "model.unconverged"] == []  # not yet
         log_unconverged(failed, _diagnosed(estimate))
     (event,) = [e for e in logs if e["event"] == "model.unconverged"]
@@ -63,7 +63,7 @@ def test_the_unconverged_instrument_is_logged_and_its_target_halved() -> None:
         "ess_bulk": 35.0, "divergences": 0,
         "p_turbulent": 0.1, "previous_qty": 40.0, "target_qty": 20.0,
     }]  # fmt: skip
-    assert [r.target_qty for r in rows.rows() if r.symbol == "QQQ"] == [20.0]
+    assert decided.target_qty[decided.symbol.index("QQQ")] == 20.0
 
 
 def test_an_update_whose_estimates_all_pass_logs_no_unconverged_line() -> None:
