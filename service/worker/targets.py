@@ -1,6 +1,12 @@
 """The strategy stage of an update: a decision per modelled instrument, flat targets for
 those leaving the rotation until the broker shows them flat, and the order intents (and
-decision rows for the checkpoint) that follow from them."""
+decision rows for the checkpoint) that follow from them.
+
+What the stage finds for the log, the instruments whose regime changed and those whose
+estimate failed the gate, is logged after the update's commit and orders (RegimeChanges,
+log_unconverged): a worker pays 30-50 us for each event it logs (docs/benchmarks.md,
+thirty-eighth session), and in the daemon at 54 instruments an account 0.8 ms of the
+strategy's 1.2 went to `regime.changed` lines (thirty-ninth session), ahead of the orders."""
 
 from __future__ import annotations
 
@@ -33,13 +39,15 @@ def decide_targets(
     seq: int,
     strategy: StrategySettings,
     id_tag: str,
-) -> tuple[DecisionColumns, list[OrderIntent], Unconverged | None]:
+) -> tuple[DecisionColumns, list[OrderIntent], Unconverged | None, RegimeChanges]:
     """Targets for the modelled instruments, and flat targets for those leaving the
-    rotation until the broker shows them flat; and the instruments whose estimate failed
-    the gate, for `log_unconverged` once their diagnostics are in."""
+    rotation until the broker shows them flat; the instruments whose estimate failed the
+    gate, for `log_unconverged` once their diagnostics are in; and those whose regime
+    changed, to log once the orders are sent."""
     budget = snapshot.equity / max(1, len(symbols))
     held = {symbol: p.qty for symbol, p in snapshot.positions.items()}  # snapshot.qty's
-    decisions, columns, failed = _model_decisions(book, ready, estimate, budget, strategy, held)
+    decisions, columns, failed, changes = _model_decisions(book, ready, estimate, budget,
+                                                           strategy, held)
     retired = book.drop_flat(snapshot)
     if retired:
         log.info("instruments.retired", symbols=retired, reason="flat after removal")
@@ -49,7 +57,7 @@ def decide_targets(
     moving = [d for d in decisions if d.target_qty != held.get(d.symbol, 0.0)]
     prices = {d.symbol: float(book.instruments[d.symbol].last_close or 0.0) for d in moving}
     intents = order_intents(moving, snapshot, prices, budget, id_tag, seq, strategy)
-    return columns, intents, failed
+    return columns, intents, failed, changes
 
 
 class Unconverged(NamedTuple):
@@ -62,6 +70,27 @@ class Unconverged(NamedTuple):
     previous: list[Decision | None]
     decisions: list[Decision]
     rule: str
+
+
+class RegimeChanges(NamedTuple):
+    """The instruments of an update whose most probable regime differs from their last
+    one: `regime.changed`, a line each, logged by `log` after the update's orders."""
+
+    symbols: list[Symbol]
+    before: list[int]
+    after: list[int]
+    probability: list[float]  # of the regime now most probable
+
+    def log(self) -> None:
+        if not self.symbols:
+            return
+        events = log.bind()  # once: the module's logger binds again at every event
+        for symbol, before, after, p in zip(*self, strict=True):
+            events.info("regime.changed", symbol=symbol, **{"from": before}, to=after,
+                        probability=round(p, 4))
+
+
+NO_CHANGES = RegimeChanges([], [], [], [])
 
 
 class _Columns(NamedTuple):
@@ -99,11 +128,11 @@ def _model_decisions(
     budget: float,
     strategy: StrategySettings,
     held: dict[Symbol, float],
-) -> tuple[list[Decision], DecisionColumns, Unconverged | None]:
+) -> tuple[list[Decision], DecisionColumns, Unconverged | None, RegimeChanges]:
     """decide() for every ready instrument, as columns (decide_all); the rows, logs and
     state they leave are those of deciding them one by one."""
     if estimate is None:
-        return [], DecisionColumns.of([]), None
+        return [], DecisionColumns.of([]), None, NO_CHANGES
     cols = _columns(estimate)
     states = list(map(book.instruments.__getitem__, ready))
     prices = [float(state.last_close or 0.0) for state in states]
@@ -113,7 +142,7 @@ def _model_decisions(
     targets = decide_all(signals, previous_targets(previous), budget, strategy)
     weights, qtys = targets.weight.tolist(), targets.qty.tolist()
     decisions = list(map(Decision, ready, targets.invested.tolist(), weights, qtys))
-    _note_regime_changes(states, cols.regime, cols.p_regime)
+    changes = _regime_changes(states, cols.regime, cols.p_regime)
     for state, decision, regime in zip(states, decisions, cols.regime, strict=True):
         state.decision, state.regime = decision, regime
     failed = np.flatnonzero(~cols.converged).tolist()
@@ -126,7 +155,7 @@ def _model_decisions(
                               cols.pred_mean, cols.pred_vol.tolist(), cols.converged.tolist(),
                               weights, qtys, cols.p_turbulent_sd, prices,
                               list(map(held.get, ready, repeat(0.0))))
-    return decisions, columns, unconverged
+    return decisions, columns, unconverged, changes
 
 
 def log_unconverged(failed: Unconverged | None, diagnosis: Diagnosis) -> float:
@@ -160,14 +189,13 @@ def _unconverged_row(
     }
 
 
-def _note_regime_changes(states: list[InstrumentState], regimes: list[int],
-                         probabilities: list[float]) -> None:
-    """`regime.changed` for each instrument whose regime differs from its last one."""
-    changed = [i for i, (state, regime) in enumerate(zip(states, regimes, strict=True))
+def _regime_changes(states: list[InstrumentState], regimes: list[int],
+                    probabilities: list[float]) -> RegimeChanges:
+    """The instruments whose regime differs from their last one (none before: no change)."""
+    changed = [(state.symbol, state.regime, regime, p)
+               for state, regime, p in zip(states, regimes, probabilities, strict=True)
                if state.regime is not None and regime != state.regime]
     if not changed:
-        return
-    events = log.bind()  # once: the module's logger binds again at every event
-    for i in changed:
-        events.info("regime.changed", symbol=states[i].symbol, **{"from": states[i].regime},
-                    to=regimes[i], probability=round(probabilities[i], 4))
+        return NO_CHANGES
+    symbols, before, after, probability = map(list, zip(*changed, strict=True))
+    return RegimeChanges(symbols, before, after, probability)

@@ -44,7 +44,7 @@ from service.worker.fault_points import FaultPoints
 from service.worker.order_submission import OrderSubmitter
 from service.worker.reconcile import Reconciler
 from service.worker.rotation import next_batch
-from service.worker.targets import Unconverged, decide_targets, log_unconverged
+from service.worker.targets import RegimeChanges, Unconverged, decide_targets, log_unconverged
 from service.worker.update_inputs import STAMP_KEY, inputs_of, model_spec
 from service.worker.update_report import StageTimer, UpdateReport, log_update
 from service.worker.warmup import Warmup
@@ -77,14 +77,9 @@ class Trader:
         faults: FaultPoints | None = None,
         warmup_backend: Callable[[], Backend] | None = None,
     ) -> None:
-        self.account = account
-        self.config = config
+        self.account, self.config, self.broker, self.store = account, config, broker, store
         self.market = CheckedFeed.around(market)  # every bar the trader takes is checked
-        self.broker = broker
-        self.store = store
-        self.backend = backend
-        self.latest_bar = latest_bar
-        self.cursor = cursor
+        self.backend, self.latest_bar, self.cursor = backend, latest_bar, cursor
         settings = config.settings
         self.spec = model_spec(settings.model)
         self.update_stamp: dict[str, object] = {}  # the last update's inputs (update_inputs)
@@ -189,7 +184,7 @@ class Trader:
                 snapshot = self.broker.snapshot()
                 if seq % self.config.settings.broker.reconcile_every == 0:
                     self.reconciler.adopt_positions(snapshot)
-                decided, intents, failed = self._decide(ready, estimate, snapshot, seq)
+                decided, intents, failed, changes = self._decide(ready, estimate, snapshot, seq)
                 if intents and not self.broker.market_open():
                     log.info("orders.held", count=len(intents), reason="market closed")
                     intents = []
@@ -199,8 +194,11 @@ class Trader:
                 self._checkpoint(seq, bar_time, snapshot, decided, intents)
             if intents:
                 self.faults.hit("after_checkpoint")  # committed, before any POST
-            with timer.stage("orders"):
-                self._orders().send_all(intents, seq)
+            try:
+                with timer.stage("orders"):
+                    self._orders().send_all(intents, seq)
+            finally:  # committed: the lines are the update's, whatever the orders do
+                changes.log()
             self.seq, self.last_bar_time = seq, bar_time
             if diagnosis is not None:  # the wait is the model's `diagnostics` part
                 info["diagnostics"] = log_unconverged(failed, diagnosis)
@@ -262,12 +260,12 @@ class Trader:
         estimate: RegimeEstimate | None,
         snapshot: BrokerSnapshot,
         seq: int,
-    ) -> tuple[DecisionColumns, list[OrderIntent], Unconverged | None]:
+    ) -> tuple[DecisionColumns, list[OrderIntent], Unconverged | None, RegimeChanges]:
         ids = self.store.ids_for(self.account)  # the database's epoch is in every id
-        decided, intents, failed = decide_targets(self.model_state, self.symbols, ready,
-                                                  estimate, snapshot, seq,
-                                                  self.config.settings.strategy, ids.tag)
-        return decided, self.control.orders(intents, snapshot, seq, ids.tag), failed  # paused: none
+        decided, intents, failed, changes = decide_targets(
+            self.model_state, self.symbols, ready, estimate, snapshot, seq,
+            self.config.settings.strategy, ids.tag)  # fmt: skip
+        return decided, self.control.orders(intents, snapshot, seq, ids.tag), failed, changes
 
     def _checkpoint(
         self,

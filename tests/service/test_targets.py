@@ -25,7 +25,7 @@ def test_float32_posteriors_meet_the_thresholds_as_the_scalar_rule_reads_them() 
         regime_probs=np.stack([1 - p, p], axis=1))
     book = ModelState({s: InstrumentState(s, last_close=50.0) for s in symbols})
     snapshot = BrokerSnapshot(cash=30_000.0, equity=30_000.0)
-    decided, _, _ = decide_targets(book, symbols, list(symbols), estimate, snapshot, 3, SETTINGS,
+    decided, _, _, _ = decide_targets(book, symbols, list(symbols), estimate, snapshot, 3, SETTINGS,
                                    "t")
     rows = map(DecisionRow, *decided)  # the columns' entries, instrument by instrument
     for symbol, p_turbulent, row in zip(symbols, p.tolist(), rows, strict=True):

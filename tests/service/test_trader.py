@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
@@ -56,6 +57,20 @@ class Rig:
     def close(self) -> None:
         self.broker.close()
         self.store.close()
+
+    def log_with_latest_seq(self) -> list[tuple[str, int | None, dict[str, Any]]]:
+        """From now on every event logged in this process, as (name, the seq of the newest
+        checkpoint committed when it was logged, the event); the autouse fixture puts the
+        logging configuration back after the test."""
+        seen: list[tuple[str, int | None, dict[str, Any]]] = []
+
+        def note(_: object, __: str, event: dict[str, Any]) -> dict[str, Any]:
+            latest = self.store.latest()
+            seen.append((event["event"], latest.seq if latest else None, event))
+            raise structlog.DropEvent
+
+        structlog.configure(processors=[note])
+        return seen
 
 
 def test_a_late_update_takes_every_bar_that_arrived_meanwhile(tmp_path: Path) -> None:

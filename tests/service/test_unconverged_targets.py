@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-import structlog
 from structlog.testing import capture_logs
 from test_trader import Rig
 
@@ -51,7 +49,7 @@ def test_the_unconverged_instrument_is_logged_and_its_target_halved() -> None:
     snapshot = BrokerSnapshot(cash=20_000.0, equity=20_000.0)
     estimate = _estimate([True, False])
     with capture_logs() as logs:
-        decided, _, failed = decide_targets(book, ("SPY", "QQQ"), ["SPY", "QQQ"], estimate,
+        decided, _, failed, _ = decide_targets(book, ("SPY", "QQQ"), ["SPY", "QQQ"], estimate,
                                             snapshot, 7, StrategySettings(), "t")  # fmt: skip
         assert [e for e in logs if e["event"] == "model.unconverged"] == []  # not yet
         log_unconverged(failed, _diagnosed(estimate))
@@ -70,7 +68,7 @@ def test_an_update_whose_estimates_all_pass_logs_no_unconverged_line() -> None:
     book = ModelState({s: InstrumentState(s, last_close=100.0) for s in ("SPY", "QQQ")})
     estimate = _estimate([True, True])
     with capture_logs() as logs:
-        _, _, failed = decide_targets(book, ("SPY", "QQQ"), ["SPY", "QQQ"], estimate,
+        _, _, failed, _ = decide_targets(book, ("SPY", "QQQ"), ["SPY", "QQQ"], estimate,
                                       BrokerSnapshot(cash=1e4, equity=1e4), 7,
                                       StrategySettings(), "t")  # fmt: skip
         log_unconverged(failed, _diagnosed(estimate))
@@ -92,14 +90,7 @@ def test_the_unconverged_line_comes_after_the_commit_with_its_diagnostics(
     settings = two_account_settings(effort=effort)
     rig = Rig(load_config(write_config(tmp_path / "config", settings)), tmp_path / "state")
     rig.trader.resume()
-    seen: list[tuple[str, int | None, dict[str, Any]]] = []
-
-    def note(_: object, __: str, event: dict[str, Any]) -> dict[str, Any]:
-        latest = rig.store.latest()
-        seen.append((event["event"], latest.seq if latest else None, event))
-        raise structlog.DropEvent
-
-    structlog.configure(processors=[note])  # the autouse fixture restores the config
+    seen = rig.log_with_latest_seq()
     rig.update(0)
     rig.update(1)
     rig.close()
