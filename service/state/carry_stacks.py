@@ -11,11 +11,13 @@ changed under the state. Carries kept under per-symbol keys "<symbol>/carry/<fie
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from regime_model.update import InstrumentCarry
+from service.state.codec import stored_forms
 from service.types import Symbol
 
 CARRY_ROWS = "carry_rows"  # which instruments the stacked "carry/<field>" arrays hold
@@ -38,6 +40,36 @@ def stack(carries: Sequence[InstrumentCarry | None]) -> dict[str, np.ndarray]:
                                    if c is not None]) or {}  # fmt: skip
         out.update((_group_key(key, g), value) for key, value in stacked.items())
     return out
+
+
+class StackedAhead:
+    """Carries stacked, and their stored forms worked out, before the checkpoint that
+    writes them. With [model] sample_between_bars the sampler sets the carries between
+    bars, after an update's commit, and the next update's checkpoint writes those very
+    objects: stacking and narrowing them there took 0.7 and 0.26 ms of the daemon's
+    checkpoint at 268 instruments an account (carries of 4 and of 32 chains; thirty-ninth
+    session), on the bar's path. So the worker stacks them right after the sampler
+    (`prepare`), and the checkpoint takes those stacks (`stack`) where its carries are the
+    objects stacked, in the same order; otherwise (a carry set since, an instrument added
+    or gone) it stacks its own, as without."""
+
+    def __init__(self) -> None:
+        self._carries: list[InstrumentCarry | None] = []
+        self._arrays: dict[str, np.ndarray] | None = None
+        self.stored: Mapping[str, tuple[np.ndarray, np.ndarray]] = {}  # codec.encode_arrays'
+
+    def prepare(self, carries: Sequence[InstrumentCarry | None]) -> None:
+        """Stack `carries` (the instruments' in book order) now, for the next checkpoint."""
+        self._carries, self._arrays = list(carries), stack(carries)
+        self.stored = stored_forms(self._arrays)
+
+    def stack(self, carries: Sequence[InstrumentCarry | None]) -> dict[str, np.ndarray]:
+        """stack(carries): those prepared if they are these very carries, else made now."""
+        ahead = self._arrays
+        if ahead is not None and len(carries) == len(self._carries) \
+                and all(map(operator.is_, carries, self._carries)):  # fmt: skip
+            return dict(ahead)
+        return stack(carries)
 
 
 def unstack(arrays: dict[str, np.ndarray], symbols: list[Symbol]) -> dict[Symbol, InstrumentCarry]:

@@ -25,6 +25,7 @@ from regime_model.update import InstrumentCarry
 from service.model_state import InstrumentState, ModelState
 from service.state import book_columns, carry_stacks
 from service.state.book_columns import InstrumentColumns
+from service.state.carry_stacks import StackedAhead
 from service.state.codec import CodecError, decode_arrays, encode_arrays
 from service.state.errors import UnusableStateError
 from service.state.records import Checkpoint, WindowColumns, WindowWrite
@@ -77,7 +78,15 @@ def window_crc(returns: np.ndarray) -> int:
     return zlib.crc32(np.asarray(returns, dtype="<f8").tobytes())
 
 
-def encode_model_state(state: ModelState) -> tuple[bytes, dict[str, Any], WindowColumns]:
+def book_carries(state: ModelState) -> list[InstrumentCarry | None]:
+    """The instruments' carries in the book's order: what a checkpoint of `state` stacks
+    (StackedAhead.prepare stacks them so ahead of it)."""
+    return [state.instruments[s].carry for s in sorted(state.instruments)]
+
+
+def encode_model_state(
+    state: ModelState, ahead: StackedAhead | None = None
+) -> tuple[bytes, dict[str, Any], WindowColumns]:
     """(model-state blob, JSON book, windows) of `state`. The windows go to the returns
     table (service.state.returns_rows), the blob keeps a digest of each, so the model
     digest still covers every input and a window read back is checked against it.
@@ -87,7 +96,8 @@ def encode_model_state(state: ModelState) -> tuple[bytes, dict[str, Any], Window
     Stacked, encoding
     268 instruments costs a handful of numpy calls instead of four per instrument; after
     a warm update, whose windows are rows of one table (service.model_state.ReturnsTable),
-    the windows' newest returns and their sums are read from that table at once.
+    the windows' newest returns and their sums are read from that table at once. `ahead`:
+    the carries stacked before (StackedAhead), taken where they are still the state's.
     """
     symbols = sorted(state.instruments)
     instruments = list(map(state.instruments.__getitem__, symbols))
@@ -103,9 +113,10 @@ def encode_model_state(state: ModelState) -> tuple[bytes, dict[str, Any], Window
         windows = WindowColumns.of({s: WindowWrite(_fresh(i), len(i.returns))
                                     for s, i in zip(symbols, instruments, strict=True)})
         sums = np.array([window_sum(i.returns) for i in instruments], np.uint64)
-    arrays = carry_stacks.stack(list(map(_CARRY, instruments)))
+    carries = list(map(_CARRY, instruments))
+    arrays = ahead.stack(carries) if ahead is not None else carry_stacks.stack(carries)
     arrays[WINDOW_SUM] = sums
-    return encode_arrays(arrays), book, windows
+    return encode_arrays(arrays, ahead.stored if ahead is not None else None), book, windows
 
 
 def _warm_rows(

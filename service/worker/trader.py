@@ -23,9 +23,11 @@ from service.control.trading_mode import TradingMode
 from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
 from service.model_state import ModelState, take_new_bars
+from service.state.carry_stacks import StackedAhead
 from service.state.checkpoint_codec import (
     POSITIONS_KEY,
     WARMING_KEY,
+    book_carries,
     checkpoint_state,
     encode_model_state,
     positions_entry,
@@ -33,13 +35,7 @@ from service.state.checkpoint_codec import (
 from service.state.store import Checkpoint, DecisionColumns, StateStore
 from service.types import BrokerSnapshot, OrderIntent, Symbol
 from service.worker.between_bars import BetweenBars, between_bars_on
-from service.worker.cold_warmup import (
-    ColdWarmup,
-    adopt,
-    reset_unfit_carries,
-    same_kind,
-    split_cold,
-)
+from service.worker.cold_warmup import ColdWarmup, adopt, reset_unfit_carries, same_kind, split_cold
 from service.worker.fault_points import FaultPoints
 from service.worker.order_submission import OrderSubmitter
 from service.worker.reconcile import Reconciler
@@ -97,6 +93,7 @@ class Trader:
         self.control = TradingMode(account)  # pause, resume, flatten (service/control/)
         between = between_bars_on(settings.model.sample_between_bars)
         self.between = BetweenBars(self.spec, backend) if between else None  # after the commit
+        self.stacked_ahead = StackedAhead()  # its carries, stacked after the sampler
 
     @property
     def symbols(self) -> tuple[Symbol, ...]:
@@ -215,6 +212,8 @@ class Trader:
             self.faults.hit("model")
         for symbol, carry in sampled:
             instruments[symbol].carry = carry
+        if sampled:  # stacked now, off the next bar's checkpoint (carry_stacks.StackedAhead)
+            self.stacked_ahead.prepare(book_carries(self.model_state))
 
     def _hand_off_cold(self, ready: list[Symbol], seq: int) -> list[Symbol]:
         """What this update models: the warm instruments (all, on a cold start); the cold
@@ -275,7 +274,7 @@ class Trader:
         decided: DecisionColumns,
         intents: list[OrderIntent],
     ) -> None:
-        model, book, windows = encode_model_state(self.model_state)
+        model, book, windows = encode_model_state(self.model_state, self.stacked_ahead)
         # for `status`; resume ignores it
         book[WARMING_KEY] = self.warmup.book_entry(self.model_state, self.cold.pending())
         book[STAMP_KEY] = self.update_stamp  # for `replay`; resume ignores it

@@ -1,0 +1,32 @@
+#!/bin/sh
+# The device call of the thirty-ninth session (issue 14, item 4), 2026-12-05: the daemon
+# itself at 268 instruments an account, one account, with part timers in its worker
+# (daemon_parts/sitecustomize.py, RT_PARTS_OUT), this tree against head39 (a `git archive`
+# of 4f68c53, the session's start, carried as scratch/trees/head39), alternated: the
+# `regime.changed` lines logged after the orders (5d9a986) and the carries stacked after
+# the sampler between bars (the commit after it). Then the trial round of this tree, the
+# issue's H200 figures. Set-up as in h200-thirtyfifth.sh, carrying .gl, .whl, .whl-np and
+# scratch/trees/head39; each step's results bundled after it.
+set -u
+ROOT=$(pwd)
+SESSION=thirtyninth
+. "$(dirname "$0")/h200-lib.sh"  # TAG, TREES and the steps
+parts_268() {  # parts_268 NAME TREE: the daemon with one account of 268 instruments, timed
+    mkdir -p "$OUT/parts-$1"
+    RT_PARTS_OUT="$OUT/parts-$1" PYTHONPATH="$ROOT/docs/bench-results/daemon_parts:$PYTHONPATH" \
+        in_tree "$2" step "round-268-one-$1" 300 python3 -m service.cli bench round \
+        --accounts 1 --instruments 268 --chains 4 --window 256 --states 2 --bars 12 \
+        --pace-s 3 --lead-s 25 --backend wgpu --out "$OUT/round-h200-wgpu-one-268-$1-$TAG.json"
+    python3 "$ROOT/docs/bench-results/daemon_parts/summary.py" "$OUT/parts-$1" \
+        >"$OUT/daemon-parts-268-$1-$TAG.txt"
+    grep -E "checkpoint |decide_targets|^checkpoint" "$OUT/daemon-parts-268-$1-$TAG.txt" \
+        | sed "s/^/$1 /" >>"$OUT/summary.txt"
+}
+for rep in 1 2; do
+    parts_268 "new39-$rep" "$ROOT"
+    bundle one
+    parts_268 "head39-$rep" "$TREES/head39"
+    bundle one
+done
+round "$ROOT" new39-1 wgpu 12 3
+bundle one
