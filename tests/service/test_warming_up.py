@@ -6,17 +6,20 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import structlog
 from csv_bars import START, csv_settings
 
 from gpu_backend import select_backend
 from service.config_loader import load_config
+from service.model_state import InstrumentState, ModelState
 from service.state.paths import state_path
 from service.state.store import StateStore
 from service.status import status_document
 from service.status.render import render_text
 from service.worker import assembly
 from service.worker.trader import BarCursor, Trader
+from service.worker.warmup import Warmup
 
 WINDOW = 32
 SETTINGS = csv_settings(window=WINDOW, model='chains = 2\nbackend = "numpy"\n')
@@ -82,3 +85,26 @@ def test_data_ending_before_the_first_window_is_said_at_start(tmp_path: Path) ->
     [short] = [e for e in logs if e["event"] == "instrument.insufficient_history"]
     assert (short["symbol"], short["bars_available"], short["bars_needed"]) == (
         "SPY", 10, WINDOW + 1)
+
+
+def _book(*short: str, no_close: str = "", retiring: str = "") -> ModelState:
+    """SPY, QQQ, IWM and GLD, each with a full window (WINDOW returns, WINDOW + 1 bars)
+    but those named short (half of it), without a close yet, or retiring."""
+    def state(symbol: str) -> InstrumentState:
+        size = WINDOW // 2 if symbol in short else WINDOW
+        return InstrumentState(symbol, returns=np.zeros(size), retiring=symbol == retiring,
+                               last_close=None if symbol == no_close else 100.0)  # fmt: skip
+    return ModelState({s: state(s) for s in ("SPY", "QQQ", "IWM", "GLD")})
+
+
+def test_the_checkpoint_names_each_instrument_not_modelled_yet_and_why() -> None:
+    warmup, none = Warmup(WINDOW), frozenset[str]()
+    needed = WINDOW + 1
+    assert warmup.book_entry(_book(), none) == {}  # most updates: every one is modelled
+    assert warmup.book_entry(_book("QQQ"), none) == {
+        "QQQ": {"bars_available": WINDOW // 2 + 1, "bars_needed": needed, "stage": "history"}}
+    assert warmup.book_entry(_book(no_close="IWM"), none) == {
+        "IWM": {"bars_available": 0, "bars_needed": needed, "stage": "history"}}
+    assert warmup.book_entry(_book(), frozenset({"GLD"})) == {
+        "GLD": {"bars_available": needed, "bars_needed": needed, "stage": "model"}}
+    assert warmup.book_entry(_book("SPY", retiring="SPY"), none) == {}  # leaving: not warming
