@@ -22,6 +22,19 @@ parts_268() {  # parts_268 NAME TREE: the daemon with one account of 268 instrum
     grep -E "checkpoint |decide_targets|^checkpoint" "$OUT/daemon-parts-268-$1-$TAG.txt" \
         | sed "s/^/$1 /" >>"$OUT/summary.txt"
 }
+if [ "${1:-one}" = two ]; then
+    # The second call: the final tree (the warming entry's empty case found in C first,
+    # dfdee89, as well; new39b) against head39 again, then its trial round.
+    for rep in 1 2; do
+        parts_268 "new39b-$rep" "$ROOT"
+        bundle two
+        parts_268 "head39-b$rep" "$TREES/head39"
+        bundle two
+    done
+    round "$ROOT" new39b-1 wgpu 12 3
+    bundle two
+    exit 0
+fi
 for rep in 1 2; do
     parts_268 "new39-$rep" "$ROOT"
     bundle one
