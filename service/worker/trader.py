@@ -264,7 +264,8 @@ class Trader:
         decided, intents, failed, changes = decide_targets(
             self.model_state, self.symbols, ready, estimate, snapshot, seq,
             self.config.settings.strategy, ids.tag)  # fmt: skip
-        return decided, self.control.orders(intents, snapshot, seq, ids.tag), failed, changes
+        intents = self.control.orders(intents, snapshot, seq, ids.tag)  # paused: none
+        return decided, intents, failed, changes
 
     def _checkpoint(
         self,
