@@ -22,6 +22,20 @@ parts_268() {  # parts_268 NAME TREE: the daemon with one account of 268 instrum
     grep -E "checkpoint |decide_targets|^checkpoint" "$OUT/daemon-parts-268-$1-$TAG.txt" \
         | sed "s/^/$1 /" >>"$OUT/summary.txt"
 }
+if [ "${1:-one}" = three ]; then
+    # The third call: the checkpoint once retention prunes with each update, SQLite's
+    # secure_delete on (Debian's default) against FAST (the store's from this session),
+    # alternated (steady_state_wal.py: bench stages' rig at 268, retention 3).
+    for rep in 1 2 3; do
+        for mode in on fast; do
+            step "steady-$mode-$rep" 120 python3 "$ROOT/docs/bench-results/steady_state_wal.py" \
+                "$mode" 3
+            cat "$LOGS/steady-$mode-$rep.log" >>"$OUT/summary.txt"
+        done
+    done
+    bundle three
+    exit 0
+fi
 if [ "${1:-one}" = two ]; then
     # The second call: the final tree (the warming entry's empty case found in C first,
     # dfdee89, as well; new39b) against head39 again, then its trial round.

@@ -178,3 +178,16 @@ def test_a_wal_copied_back_is_started_afresh_off_the_bar_with_one_page(tmp_path:
         frames = 1 if seq > 1 else 2
         assert store._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone() == (
             0, frames, frames)
+
+
+def test_pruning_a_checkpoint_does_not_write_its_pages_again(tmp_path: Path) -> None:
+    """Once retention prunes the oldest checkpoint with each update, its freed pages are
+    not written, zeroed, into the WAL beside the new checkpoint (SQLite's secure_delete,
+    on in Debian's build): the update after a 400 KB checkpoint writes a few pages."""
+    store = StateStore(tmp_path / "alpha.sqlite", retention=1)
+    store.commit_update(checkpoint(1, model=bytes(range(256)) * 1600), [], [])  # 400 KB
+    wal = store.empty_wal()
+    store.commit_update(checkpoint(2), [], [])  # prunes checkpoint 1
+    assert store.checkpoint_seqs() == [2]
+    pages = wal.stat().st_size // 4096
+    assert pages < 20, f"{pages} pages written to prune a 100-page checkpoint"
