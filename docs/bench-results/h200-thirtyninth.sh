@@ -22,6 +22,15 @@ parts_268() {  # parts_268 NAME TREE: the daemon with one account of 268 instrum
     grep -E "checkpoint |decide_targets|^checkpoint" "$OUT/daemon-parts-268-$1-$TAG.txt" \
         | sed "s/^/$1 /" >>"$OUT/summary.txt"
 }
+if [ "${1:-one}" = four ]; then
+    # The fourth call: the final tree (new39c: secure_delete FAST as well) against head39,
+    # the daemon with one account of 268, once each.
+    parts_268 new39c-1 "$ROOT"
+    bundle four
+    parts_268 head39-c1 "$TREES/head39"
+    bundle four
+    exit 0
+fi
 if [ "${1:-one}" = three ]; then
     # The third call: the checkpoint once retention prunes with each update, SQLite's
     # secure_delete on (Debian's default) against FAST (the store's from this session),
