@@ -39,6 +39,11 @@ def stored(state: ModelState) -> dict[str, list[float]]:
     return {s: i.returns.tolist() for s, i in state.instruments.items()}
 
 
+def same(got: InstrumentCarry | None, want: InstrumentCarry | None) -> bool:
+    return got is not None and want is not None and all(
+        np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+
+
 def test_stacked_ahead_the_checkpoint_is_the_same_bytes_and_stacks_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -79,10 +84,7 @@ def test_stacks_that_are_no_longer_the_carries_are_not_taken(change: str) -> Non
     blob, book, _ = encode_model_state(state, ahead)
     assert (blob, book) == encode_model_state(state)[:2]
     back = decode_model_state(blob, book, stored(state))
-    for symbol, instrument in state.instruments.items():
-        got, want = back.instruments[symbol].carry, instrument.carry
-        assert got is not None and want is not None
-        assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+    assert all(same(back.instruments[s].carry, i.carry) for s, i in state.instruments.items())
 
 
 def test_a_worker_sampling_between_bars_stacks_its_carries_off_the_bar(
@@ -111,7 +113,4 @@ def test_a_worker_sampling_between_bars_stacks_its_carries_off_the_bar(
     assert latest is not None and latest.seq == 2
     written = checkpoint_state(rig.store, latest)
     rig.close()
-    for symbol, want in left.items():
-        got = written.instruments[symbol].carry
-        assert want is not None and got is not None
-        assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+    assert all(same(written.instruments[s].carry, want) for s, want in left.items())

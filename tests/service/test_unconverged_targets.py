@@ -50,7 +50,7 @@ def test_the_unconverged_instrument_is_logged_and_its_target_halved() -> None:
     estimate = _estimate([True, False])
     with capture_logs() as logs:
         decided, _, failed, _ = decide_targets(book, ("SPY", "QQQ"), ["SPY", "QQQ"], estimate,
-                                            snapshot, 7, StrategySettings(), "t")  # fmt: skip
+                                               snapshot, 7, StrategySettings(), "t")  # fmt: skip
         assert [e for e in logs if e["event"] == "model.unconverged"] == []  # not yet
         log_unconverged(failed, _diagnosed(estimate))
     (event,) = [e for e in logs if e["event"] == "model.unconverged"]
@@ -69,8 +69,8 @@ def test_an_update_whose_estimates_all_pass_logs_no_unconverged_line() -> None:
     estimate = _estimate([True, True])
     with capture_logs() as logs:
         _, _, failed, _ = decide_targets(book, ("SPY", "QQQ"), ["SPY", "QQQ"], estimate,
-                                      BrokerSnapshot(cash=1e4, equity=1e4), 7,
-                                      StrategySettings(), "t")  # fmt: skip
+                                         BrokerSnapshot(cash=1e4, equity=1e4), 7,
+                                         StrategySettings(), "t")  # fmt: skip
         log_unconverged(failed, _diagnosed(estimate))
     assert failed is None
     assert [e for e in logs if e["event"] == "model.unconverged"] == []
