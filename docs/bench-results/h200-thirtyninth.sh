@@ -11,17 +11,6 @@ set -u
 ROOT=$(pwd)
 SESSION=thirtyninth
 . "$(dirname "$0")/h200-lib.sh"  # TAG, TREES and the steps
-parts_268() {  # parts_268 NAME TREE: the daemon with one account of 268 instruments, timed
-    mkdir -p "$OUT/parts-$1"
-    RT_PARTS_OUT="$OUT/parts-$1" PYTHONPATH="$ROOT/docs/bench-results/daemon_parts:$PYTHONPATH" \
-        in_tree "$2" step "round-268-one-$1" 300 python3 -m service.cli bench round \
-        --accounts 1 --instruments 268 --chains 4 --window 256 --states 2 --bars 12 \
-        --pace-s 3 --lead-s 25 --backend wgpu --out "$OUT/round-h200-wgpu-one-268-$1-$TAG.json"
-    python3 "$ROOT/docs/bench-results/daemon_parts/summary.py" "$OUT/parts-$1" \
-        >"$OUT/daemon-parts-268-$1-$TAG.txt"
-    grep -E "checkpoint |decide_targets|^checkpoint" "$OUT/daemon-parts-268-$1-$TAG.txt" \
-        | sed "s/^/$1 /" >>"$OUT/summary.txt"
-}
 if [ "${1:-one}" = four ]; then
     # The fourth call: the final tree (new39c: secure_delete FAST as well) against head39,
     # the daemon with one account of 268, once each.

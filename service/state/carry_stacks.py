@@ -1,4 +1,8 @@
-"""The sampler carries in a checkpoint's model-state blob: stacked by shape, and back.
+"""The sampler carries of a checkpoint: stacked by shape, encoded, and back.
+
+A checkpoint's carries are a row of their own, `carries` (schema version 9, CarryBlob);
+its model-state blob keeps their digest. Up to version 8 the blob held them itself, with
+the keys below; both forms decode (service.state.checkpoint_codec).
 
 The largest group of one shape keeps the keys CARRY_ROWS (its instruments' rows in the
 book's sorted symbols) and "carry/<field>" [M, ...]; each other shape g the same keys
@@ -11,13 +15,15 @@ changed under the state. Carries kept under per-symbol keys "<symbol>/carry/<fie
 
 from __future__ import annotations
 
+import hashlib
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from regime_model.update import InstrumentCarry
-from service.state.codec import stored_forms
+from service.state.codec import encode_arrays
 from service.types import Symbol
 
 CARRY_ROWS = "carry_rows"  # which instruments the stacked "carry/<field>" arrays hold
@@ -42,35 +48,58 @@ def stack(carries: Sequence[InstrumentCarry | None]) -> dict[str, np.ndarray]:
     return out
 
 
-class StackedAhead:
-    """Carries stacked, and their stored forms worked out, before the checkpoint that
-    writes them. With [model] sample_between_bars the sampler sets the carries between
-    bars, after an update's commit, and the next update's checkpoint writes those very
-    objects: stacking and narrowing them there took 0.7 and 0.26 ms of the daemon's
-    checkpoint at 268 instruments an account on the dev VM, 1.0 and 0.32 on an H100 host
-    (carries of 4 and of 32 chains; thirty-ninth session), on the bar's path. So the
-    worker stacks them right after the sampler (`prepare`), and the checkpoint takes those
-    stacks (`stack`) where its carries are the objects stacked, in the same order;
-    otherwise (a carry set since, an instrument added or gone) it stacks its own, as
-    without."""
+class CarryBlob(NamedTuple):
+    """A checkpoint's carries as its `carries` row holds them (schema version 9)."""
+
+    arrays: bytes  # codec.encode_arrays(stack(carries))
+    digest: bytes  # SHA-256 of `arrays`: the model-state blob keeps it (checkpoint_codec)
+
+
+def encode(carries: Sequence[InstrumentCarry | None]) -> CarryBlob:
+    """The carries of the instruments in book order as a carries row."""
+    arrays = encode_arrays(stack(carries))
+    return CarryBlob(arrays, hashlib.sha256(arrays).digest())
+
+
+Stage = Callable[[int, bytes], bool]  # StateStore.stage_carries: (seq, arrays) -> written
+
+
+class CarriesAhead:
+    """Carries encoded, and written, before the checkpoint that holds them. With [model]
+    sample_between_bars the sampler sets the carries between bars, after an update's
+    commit, and the next update's checkpoint holds those very objects: stacking and
+    narrowing them there took 1.0 and 0.32 ms of the daemon's checkpoint at 268
+    instruments an account on an H100 host (thirty-ninth session), and their bytes are
+    most of the bar's synced WAL. So the worker encodes them right after the sampler and
+    stages them as the next checkpoint's carries row, in a transaction of their own
+    (`prepare`); that checkpoint takes the encoding (`encoded`) where its carries are the
+    objects encoded, in the same order, and writes no row where the one staged is for its
+    seq (`to_write`). Otherwise (a carry set since by a warm-up's adoption, an instrument
+    added or gone, a staging that failed) it encodes its own and writes the row in its own
+    transaction, as without. The checkpoint's bytes are the same either way."""
 
     def __init__(self) -> None:
         self._carries: list[InstrumentCarry | None] = []
-        self._arrays: dict[str, np.ndarray] | None = None
-        self.stored: Mapping[str, tuple[np.ndarray, np.ndarray]] = {}  # codec.encode_arrays'
+        self._blob: CarryBlob | None = None
+        self._staged_for: int | None = None  # the seq of the checkpoint staged for
 
-    def prepare(self, carries: Sequence[InstrumentCarry | None]) -> None:
-        """Stack `carries` (the instruments' in book order) now, for the next checkpoint."""
-        self._carries, self._arrays = list(carries), stack(carries)
-        self.stored = stored_forms(self._arrays)
+    def prepare(self, carries: Sequence[InstrumentCarry | None], seq: int, stage: Stage) -> None:
+        """Encode `carries` (the instruments' in book order) now, and stage them as
+        checkpoint `seq`'s carries row."""
+        self._carries, self._blob = list(carries), encode(carries)
+        self._staged_for = seq if stage(seq, self._blob.arrays) else None
 
-    def stack(self, carries: Sequence[InstrumentCarry | None]) -> dict[str, np.ndarray]:
-        """stack(carries): those prepared if they are these very carries, else made now."""
-        ahead = self._arrays
-        if ahead is not None and len(carries) == len(self._carries) \
+    def encoded(self, carries: Sequence[InstrumentCarry | None]) -> CarryBlob:
+        """encode(carries): the one prepared if they are these very carries, else now."""
+        blob = self._blob
+        if blob is not None and len(carries) == len(self._carries) \
                 and all(map(operator.is_, carries, self._carries)):  # fmt: skip
-            return dict(ahead)
-        return stack(carries)
+            return blob
+        return encode(carries)
+
+    def to_write(self, blob: CarryBlob, seq: int) -> bytes | None:
+        """The carries row checkpoint `seq` writes for `blob`: none where it was staged."""
+        return None if blob is self._blob and self._staged_for == seq else blob.arrays
 
 
 def unstack(arrays: dict[str, np.ndarray], symbols: list[Symbol]) -> dict[Symbol, InstrumentCarry]:

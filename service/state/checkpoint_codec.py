@@ -1,12 +1,13 @@
 """A worker's ModelState in checkpoint form, and back.
 
-The sampler carries and a checksum of each return window become the model-state blob
-(service.state.codec), the windows' new returns the returns table's rows
-(service.state.returns_rows); the rest (last bar, decision, regime, where the rotation starts)
-becomes the checkpoint's JSON book, its instruments as columns (service.state.book_columns).
-The book's keys are persisted: renaming one breaks every database written before, unless a
-migration (service.state.schema) rewrites it. Both forms of earlier versions still decode:
-a SHA-256 per window and an object per instrument (up to schema version 5).
+The sampler carries become the carries table's row (service.state.carry_stacks), the
+windows' new returns the returns table's rows (service.state.returns_rows), a checksum of
+each window and the carries row's SHA-256 the model-state blob (service.state.codec); the
+rest (last bar, decision, regime, where the rotation starts) becomes the checkpoint's JSON
+book, its instruments as columns (service.state.book_columns). The book's keys are
+persisted: renaming one breaks every database written before, unless a migration
+(service.state.schema) rewrites it. The forms of earlier versions still decode: carries
+in the blob (up to 8), a SHA-256 per window and an object per instrument (up to 5).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import operator
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from regime_model.update import InstrumentCarry
 from service.model_state import InstrumentState, ModelState
 from service.state import book_columns, carry_stacks
 from service.state.book_columns import InstrumentColumns
-from service.state.carry_stacks import StackedAhead
+from service.state.carry_stacks import CarriesAhead, CarryBlob
 from service.state.codec import CodecError, decode_arrays, encode_arrays
 from service.state.errors import UnusableStateError
 from service.state.records import Checkpoint, WindowColumns, WindowWrite
@@ -40,6 +41,7 @@ WINDOW_SHA = "window_sha256"  # [N, 32]: each window's SHA-256 (up to schema ver
 WINDOW_CRC = "window_crc32"  # [N]: each window's CRC-32 (schema 6 to the 37th session)
 WINDOW_SUM = "window_sum64"  # [N]: each window's weighted sum (service.state.window_sums)
 POSITIONS_KEY = book_columns.POSITION_COLUMNS_KEY  # the broker's positions at the snapshot
+CARRIES_SHA = "carries_sha256"  # [32]: the SHA-256 of the checkpoint's carries row (v9 on)
 _LAST_BAR_TIME = operator.attrgetter("last_bar_time")
 _LAST_CLOSE = operator.attrgetter("last_close")
 _REGIME = operator.attrgetter("regime")
@@ -79,25 +81,32 @@ def window_crc(returns: np.ndarray) -> int:
 
 
 def book_carries(state: ModelState) -> list[InstrumentCarry | None]:
-    """The instruments' carries in the book's order: what a checkpoint of `state` stacks
-    (StackedAhead.prepare stacks them so ahead of it)."""
+    """The instruments' carries in the book's order: what a checkpoint of `state` holds
+    (CarriesAhead.prepare encodes them so ahead of it)."""
     return [state.instruments[s].carry for s in sorted(state.instruments)]
 
 
-def encode_model_state(
-    state: ModelState, ahead: StackedAhead | None = None
-) -> tuple[bytes, dict[str, Any], WindowColumns]:
-    """(model-state blob, JSON book, windows) of `state`. The windows go to the returns
-    table (service.state.returns_rows), the blob keeps a digest of each, so the model
-    digest still covers every input and a window read back is checked against it.
+class EncodedState(NamedTuple):
+    """A ModelState in the forms a checkpoint writes (encode_model_state)."""
 
-    The blob holds a few stacked arrays, the rows in the book's (sorted) symbol order:
-    WINDOW_SUM [N], and the carries stacked by shape (service.state.carry_stacks).
-    Stacked, encoding
-    268 instruments costs a handful of numpy calls instead of four per instrument; after
+    model: bytes  # the model-state blob
+    book: dict[str, Any]  # the JSON book
+    windows: WindowColumns  # for the returns table
+    carries: CarryBlob  # the carries row; the blob keeps its digest
+
+
+def encode_model_state(state: ModelState, ahead: CarriesAhead | None = None) -> EncodedState:
+    """`state` as a checkpoint writes it. The windows go to the returns table
+    (service.state.returns_rows), the carries to the carries table, and the blob keeps a
+    digest of each, so the model digest still covers every input and what is read back
+    is checked against it.
+
+    The blob holds WINDOW_SUM [N] (the rows in the book's sorted symbol order) and
+    CARRIES_SHA; the carries row, the carries stacked by shape (service.state.carry_stacks):
+    a handful of numpy calls for 268 instruments instead of four per instrument. After
     a warm update, whose windows are rows of one table (service.model_state.ReturnsTable),
     the windows' newest returns and their sums are read from that table at once. `ahead`:
-    the carries stacked before (StackedAhead), taken where they are still the state's.
+    the carries encoded before (CarriesAhead), taken where they are still the state's.
     """
     symbols = sorted(state.instruments)
     instruments = list(map(state.instruments.__getitem__, symbols))
@@ -114,9 +123,9 @@ def encode_model_state(
                                     for s, i in zip(symbols, instruments, strict=True)})
         sums = np.array([window_sum(i.returns) for i in instruments], np.uint64)
     carries = list(map(_CARRY, instruments))
-    arrays = ahead.stack(carries) if ahead is not None else carry_stacks.stack(carries)
-    arrays[WINDOW_SUM] = sums
-    return encode_arrays(arrays, ahead.stored if ahead is not None else None), book, windows
+    blob = ahead.encoded(carries) if ahead is not None else carry_stacks.encode(carries)
+    model = encode_arrays({WINDOW_SUM: sums, CARRIES_SHA: np.frombuffer(blob.digest, np.uint8)})
+    return EncodedState(model, book, windows, blob)
 
 
 def _warm_rows(
@@ -169,11 +178,18 @@ def _absent_as(values: list[Any], sentinel: Any) -> list[Any]:
 
 
 def decode_model_state(
-    blob: bytes, book: dict[str, Any], windows: Mapping[str, Sequence[float]] | None = None
+    blob: bytes,
+    book: dict[str, Any],
+    windows: Mapping[str, Sequence[float]] | None = None,
+    carries_row: bytes | None = None,
 ) -> ModelState:
     """The state of a checkpoint; `windows`: its return windows from the returns table
-    (StateStore.windows), which a checkpoint of schema version 3 has in its blob instead."""
+    (StateStore.windows), which a checkpoint of schema version 3 has in its blob instead;
+    `carries_row`: its carries (StateStore.carries), which one of version 8 or before has
+    in its blob instead."""
     arrays = decode_arrays(blob)
+    if CARRIES_SHA in arrays:
+        arrays.update(_carries_of(arrays.pop(CARRIES_SHA).tobytes(), carries_row))
     entries = book_columns.entries(book)
     symbols = sorted(entries)
     checks = _window_checks(arrays)
@@ -194,13 +210,28 @@ def checkpoint_state(store: StateStore, checkpoint: Checkpoint) -> ModelState:
     release wrote it) is UnusableStateError: the account is parked, not restarted."""
     try:
         return decode_model_state(checkpoint.model, checkpoint.book,
-                                  store.windows(checkpoint.seq))
+                                  store.windows(checkpoint.seq), store.carries(checkpoint.seq))
     except CodecError as error:
         raise UnusableStateError(
             f"{store.path}: checkpoint {checkpoint.seq}'s model state cannot be read by this "
             f"release ({error}); run the release that wrote it, or restore the database "
             "from a backup"
         ) from None
+
+
+def _carries_of(digest: bytes, carries: bytes | None) -> dict[str, np.ndarray]:
+    """The arrays of the carries row whose SHA-256 the blob keeps (`digest`)."""
+    if carries is None:
+        raise UnusableStateError(
+            "the checkpoint's carries row is missing from the carries table; restore the "
+            "database from a backup"
+        )
+    if hashlib.sha256(carries).digest() != digest:
+        raise UnusableStateError(
+            "the checkpoint's carries row does not match the checkpoint's digest of it; "
+            "restore the database from a backup"
+        )
+    return decode_arrays(carries)
 
 
 def _window_checks(

@@ -34,19 +34,13 @@ class CodecError(ValueError):
     """The blob is not an array bundle this code wrote (corrupt or foreign)."""
 
 
-def encode_arrays(
-    arrays: Mapping[str, np.ndarray],
-    ahead: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
-) -> bytes:
-    """`ahead`: forms worked out before (stored_forms), by name, each with the array it is
-    the form of; one is taken only for that very array object, the others worked out."""
+def encode_arrays(arrays: Mapping[str, np.ndarray]) -> bytes:
     names = sorted(arrays)
     fixed = [  # copy=False: an array already contiguous and little-endian is not copied
         np.ascontiguousarray(arrays[n]).astype(arrays[n].dtype.newbyteorder("<"), copy=False)
         for n in names
     ]
-    known = ahead or {}
-    stored = [_stored(array, known.get(name)) for name, array in zip(names, fixed, strict=True)]
+    stored = list(map(_narrowed, fixed))
     header: list[dict[str, Any]] = []
     for name, array, kept in zip(names, fixed, stored, strict=True):
         entry: dict[str, Any] = {"name": name, "dtype": array.dtype.str, "shape": list(array.shape)}
@@ -56,15 +50,6 @@ def encode_arrays(
     magic = MAGIC if all(s is a for s, a in zip(stored, fixed, strict=True)) else NARROWED_MAGIC
     head = json.dumps(header, separators=(",", ":")).encode()
     return magic + struct.pack("<I", len(head)) + head + b"".join(a.tobytes() for a in stored)
-
-
-def stored_forms(arrays: Mapping[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Each array with the form encode_arrays stores it in, for `encode_arrays(..., ahead=)`."""
-    return {name: (array, _narrowed(array)) for name, array in arrays.items()}
-
-
-def _stored(array: np.ndarray, ahead: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
-    return ahead[1] if ahead is not None and ahead[0] is array else _narrowed(array)
 
 
 def _narrowed(array: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from service.state.errors import UnusableStateError
 from service.state.order_ids import EPOCH_RE, OrderIds, new_epoch
 from service.state.returns_packing import pack_tables
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 READABLE_FROM = 1  # the oldest version whose tables `status` and `last_seq` can read
 PACKED_DECISIONS = 8  # the version from which decisions and instrument_history are packed
 
@@ -136,6 +136,12 @@ INSERT INTO returns_by_seq SELECT 0, symbol, idx, value FROM returns;
 DROP TABLE returns;
 ALTER TABLE returns_by_seq RENAME TO returns;
 """
+# Version 9: each checkpoint's sampler carries, a row keyed by its seq (carry_stacks.CarryBlob),
+# their SHA-256 in its blob; with [model] sample_between_bars written between bars, in a
+# transaction of their own, off the bar's synced commit (carry_stacks.CarriesAhead).
+CARRIES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS carries (seq INTEGER PRIMARY KEY, arrays BLOB NOT NULL);
+"""
 ACCOUNT_KEY = "account"
 EPOCH_KEY = "order_epoch"
 LEGACY_KEY = "legacy_order_ids"  # "1": ids without an epoch (previous release) are ours
@@ -224,10 +230,16 @@ def _decisions_packed(conn: sqlite3.Connection, account: str | None) -> None:
     decision_columns.pack_tables(conn)
 
 
+def _add_carries(conn: sqlite3.Connection, account: str | None) -> None:
+    """9: the carries table. Checkpoints of before keep their carries in their blob
+    (decode_model_state reads both forms)."""
+    conn.execute(CARRIES_SCHEMA)
+
+
 # Keyed by the version each one brings the database to; version 1 is SCHEMA itself.
 MIGRATIONS: dict[int, Migration] = {2: _add_identity, 3: _add_history, 4: _add_returns,
                                     5: _returns_in_write_order, 6: _checkpoints_as_columns,
-                                    7: _returns_packed, 8: _decisions_packed}
+                                    7: _returns_packed, 8: _decisions_packed, 9: _add_carries}
 
 
 def decisions_packed(conn: sqlite3.Connection) -> bool:

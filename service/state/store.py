@@ -8,8 +8,9 @@ power loss is losing it to a crash before it was written, which resolution alrea
 covers (the intent stays open and is asked of the broker by its client_order_id), and
 the next checkpoint's fsync of the WAL makes it durable with its own frames.
 The schema, its version and migrations, and the database's identity (owner, order epoch)
-live in service.state.schema, the row forms in service.state.records (an update's
-decisions: one packed row, service.state.decision_columns).
+live in service.state.schema (a database opened by service.state.opening), the row forms
+in service.state.records (an update's decisions: one packed row,
+service.state.decision_columns).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from service.state import decision_columns, history, returns_rows, schema, table_sizes, wal_backfill
+from service.state import decision_columns, history, returns_rows, table_sizes, wal_backfill
 from service.state.errors import StateError, StateUnavailableError, UnusableStateError
+from service.state.opening import connect, open_for_writing, prepare
 from service.state.order_ids import OrderIds
 from service.state.records import (
     Checkpoint,
@@ -34,8 +36,7 @@ from service.state.records import (
     pending_intent_row,
 )
 from service.state.schema import SCHEMA_VERSION
-from service.state.sqlite_open import open_sqlite
-from service.state.storage_faults import classify, unavailable
+from service.state.storage_faults import classify
 from service.state.transaction import Transaction
 from service.types import OrderIntent, OrderOutcome, OrderStatus
 
@@ -54,20 +55,9 @@ __all__ = [
 ]
 
 DEFAULT_RETENTION = 500
-
-
-def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
-    conn = open_sqlite(path, read_only, check_same_thread=False)
-    conn.execute("PRAGMA busy_timeout = 5000")
-    if not read_only:
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")
-        # Debian's SQLite zeroes each page a DELETE frees, so the oldest checkpoint, pruned
-        # with each update, went zeroed into the WAL and was synced with the new one: 408
-        # against 284 KB an update at 268 instruments (docs/benchmarks.md, thirty-ninth
-        # session). FAST zeroes only what costs no write (freed pages keep old state).
-        conn.execute("PRAGMA secure_delete = FAST")
-    return conn
+_CHECKPOINT = ("SELECT seq, bar_time, config_hash, backend, adapter, numerics, cash, equity, "
+               "model, model_digest, book FROM checkpoints")
+_STAGE_CARRIES = "INSERT OR REPLACE INTO carries VALUES (?, ?)"  # a row staged, replaced
 
 
 class StateStore:
@@ -81,10 +71,10 @@ class StateStore:
     ) -> None:
         self.path = path
         self.retention = retention
-        self._conn = _open(path)
+        self._conn = open_for_writing(path)
         self._returns = returns_rows.ReturnsRows()
         try:
-            self.ids: OrderIds = _prepare(self._conn, path, account)
+            self.ids: OrderIds = prepare(self._conn, path, account)
         except sqlite3.Error as error:
             self._conn.close()
             raise classify(error, path) from None
@@ -111,10 +101,7 @@ class StateStore:
     # -- checkpoints -------------------------------------------------------------------
 
     def latest(self) -> Checkpoint | None:
-        row = self._conn.execute(
-            "SELECT seq, bar_time, config_hash, backend, adapter, numerics, cash, equity, "
-            "model, model_digest, book FROM checkpoints ORDER BY seq DESC LIMIT 1"
-        ).fetchone()
+        row = self._conn.execute(f"{_CHECKPOINT} ORDER BY seq DESC LIMIT 1").fetchone()
         return None if row is None else checkpoint_from_row(row)
 
     def commit_update(
@@ -124,16 +111,18 @@ class StateStore:
         intents: Sequence[OrderIntent],
         inside: Callable[[], None] | None = None,
         windows: WindowColumns | Mapping[str, WindowWrite] | None = None,
+        carries: bytes | None = None,
     ) -> None:
         """The checkpoint of one update, all or nothing. Refuses a sequence gap. A failed
         write (disk full, I/O error) rolls back and raises StateError: nothing of this
         update may be sent. `inside` runs before COMMIT (the tests' crash point);
         `windows`: each instrument's new returns and window (service.state.returns_rows), as
-        columns or by symbol."""
+        columns or by symbol; `carries`: its carries row (carry_stacks.CarryBlob.arrays),
+        None where stage_carries wrote it before."""
         if not isinstance(windows, WindowColumns):
             windows = WindowColumns.of(windows or {})
         try:
-            stops = self._commit_update(checkpoint, decisions, intents, inside, windows)
+            stops = self._commit_update(checkpoint, decisions, intents, inside, windows, carries)
         except sqlite3.OperationalError as error:  # disk full, I/O error, locked
             raise StateError(
                 f"{self.path}: checkpoint {checkpoint.seq} was not committed ({error}); "
@@ -149,11 +138,14 @@ class StateStore:
         intents: Sequence[OrderIntent],
         inside: Callable[[], None] | None,
         windows: WindowColumns,
+        carries: bytes | None,
     ) -> dict[str, int]:
         with self._transaction() as conn:
             self._refuse_gap(conn, checkpoint.seq)
             conn.execute("INSERT INTO checkpoints VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                          checkpoint_row(checkpoint))
+            if carries is not None:
+                conn.execute(_STAGE_CARRIES, (checkpoint.seq, carries))
             columns = decision_columns.pack(decisions)  # for decisions and the history
             decision_columns.write_decisions(conn, checkpoint.seq, columns)
             conn.executemany(
@@ -180,11 +172,25 @@ class StateStore:
         return [r[0] for r in self._conn.execute("SELECT seq FROM checkpoints ORDER BY seq")]
 
     def checkpoint(self, seq: int) -> Checkpoint | None:
-        row = self._conn.execute(
-            "SELECT seq, bar_time, config_hash, backend, adapter, numerics, cash, equity, "
-            "model, model_digest, book FROM checkpoints WHERE seq = ?", (seq,)
-        ).fetchone()
+        row = self._conn.execute(f"{_CHECKPOINT} WHERE seq = ?", (seq,)).fetchone()
         return None if row is None else checkpoint_from_row(row)
+
+    def stage_carries(self, seq: int, carries: bytes) -> bool:
+        """Checkpoint `seq`'s carries row, written before it (carry_stacks.CarriesAhead),
+        in a transaction not synced: the checkpoint's synced COMMIT makes these frames
+        durable with its own (the WAL is appended in order), and one lost with them is a
+        checkpoint lost. False if it was not written (the checkpoint writes it then)."""
+        try:
+            with self._transaction(durable=False) as conn:
+                conn.execute(_STAGE_CARRIES, (seq, carries))
+        except sqlite3.OperationalError:  # disk full, I/O error: the checkpoint tells
+            return False
+        return True
+
+    def carries(self, seq: int) -> bytes | None:
+        """Checkpoint `seq`'s carries row (none for one of schema version 8 or before)."""
+        row = self._conn.execute("SELECT arrays FROM carries WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else bytes(row[0])
 
     def windows(self, seq: int) -> dict[str, list[float]]:
         """Checkpoint `seq`'s return windows by symbol (none for one of schema version 3)."""
@@ -266,35 +272,5 @@ class StateStore:
         cutoff = seq - self.retention
         conn.execute("DELETE FROM checkpoints WHERE seq <= ?", (cutoff,))
         conn.execute("DELETE FROM decisions WHERE seq <= ?", (cutoff,))
+        conn.execute("DELETE FROM carries WHERE seq <= ?", (cutoff,))
         returns_rows.prune(conn, seq, cutoff)
-
-
-def _open(path: Path) -> sqlite3.Connection:
-    """A connection to `path`, its folder made first. What stops a write now (disk full,
-    read-only, permission) is StateUnavailableError; what cannot be trusted, unusable."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise unavailable(path, "its folder cannot be created", error) from None
-    try:
-        return connect(path)
-    except sqlite3.Error as error:
-        raise classify(error, path) from None
-
-
-def _prepare(conn: sqlite3.Connection, path: Path, account: str | None) -> OrderIds:
-    # The returns tables are made by their migrations (4, 5 and 7, which a new database
-    # runs too): made here in their last form, migrations 5 and 7 would fail on them.
-    conn.executescript(schema.SCHEMA + schema.HISTORY_SCHEMA)
-    verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
-    if verdict != "ok":
-        raise UnusableStateError(
-            f"{path}: not a usable state database (quick_check reports: {verdict}); move "
-            "it aside to start afresh, or restore it from a backup"
-        )
-    schema.migrate(conn, path, account)
-    ids = schema.identity(conn, path, account)
-    # A file SQLite could open only for reading (read-only mount, immutable, mode bits)
-    # would fail at the first checkpoint; a no-op write finds out now, with its cause.
-    conn.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
-    return ids

@@ -23,7 +23,7 @@ from service.control.trading_mode import TradingMode
 from service.market.bar_checks import CheckedFeed
 from service.market.base import MarketFeed
 from service.model_state import ModelState, take_new_bars
-from service.state.carry_stacks import StackedAhead
+from service.state.carry_stacks import CarriesAhead
 from service.state.checkpoint_codec import (
     POSITIONS_KEY,
     WARMING_KEY,
@@ -93,7 +93,7 @@ class Trader:
         self.control = TradingMode(account)  # pause, resume, flatten (service/control/)
         between = between_bars_on(settings.model.sample_between_bars)
         self.between = BetweenBars(self.spec, backend) if between else None  # after the commit
-        self.stacked_ahead = StackedAhead()  # its carries, stacked after the sampler
+        self.carries_ahead = CarriesAhead()  # its carries, written after the sampler
 
     @property
     def symbols(self) -> tuple[Symbol, ...]:
@@ -212,8 +212,9 @@ class Trader:
             self.faults.hit("model")
         for symbol, carry in sampled:
             instruments[symbol].carry = carry
-        if sampled:  # stacked now, off the next bar's checkpoint (carry_stacks.StackedAhead)
-            self.stacked_ahead.prepare(book_carries(self.model_state))
+        if sampled:  # written now, off the next bar's checkpoint (carry_stacks.CarriesAhead)
+            self.carries_ahead.prepare(book_carries(self.model_state), self.seq + 1,
+                                       self.store.stage_carries)
 
     def _hand_off_cold(self, ready: list[Symbol], seq: int) -> list[Symbol]:
         """What this update models: the warm instruments (all, on a cold start); the cold
@@ -275,7 +276,7 @@ class Trader:
         decided: DecisionColumns,
         intents: list[OrderIntent],
     ) -> None:
-        model, book, windows = encode_model_state(self.model_state, self.stacked_ahead)
+        model, book, windows, carries = encode_model_state(self.model_state, self.carries_ahead)
         # for `status`; resume ignores it
         book[WARMING_KEY] = self.warmup.book_entry(self.model_state, self.cold.pending())
         book[STAMP_KEY] = self.update_stamp  # for `replay`; resume ignores it
@@ -293,6 +294,7 @@ class Trader:
             book=book,
         )
         self.store.commit_update(checkpoint, decided, intents,
-                                 inside=lambda: self.faults.hit("in_commit"), windows=windows)
+                                 inside=lambda: self.faults.hit("in_commit"), windows=windows,
+                                 carries=self.carries_ahead.to_write(carries, seq))
         self.model_state.saved()
 

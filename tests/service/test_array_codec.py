@@ -84,7 +84,7 @@ def test_a_narrowed_blob_cut_short_is_refused() -> None:
 def test_float32_carries_make_a_smaller_checkpoint_with_the_same_carries() -> None:
     """The wgpu sampler's chains run in float32: their positions (and most step sizes)
     reach the checkpoint as float64 arrays of float32 values. Stored narrowed, the same
-    state's blob is smaller by four bytes a value and resumes with the same carries."""
+    state's carries row is smaller by four bytes a value and resumes with the same carries."""
     gen = np.random.default_rng(7)
 
     def state(narrow: bool) -> ModelState:
@@ -99,12 +99,13 @@ def test_float32_carries_make_a_smaller_checkpoint_with_the_same_carries() -> No
                            for i in range(10)})  # fmt: skip
 
     wide_state, narrow_state = state(False), state(True)
-    wide, _, _ = encode_model_state(wide_state)
-    narrow, book, _ = encode_model_state(narrow_state)
+    wide = encode_model_state(wide_state).carries.arrays  # the carries row (schema 9 on)
+    blob, book, _, carries = encode_model_state(narrow_state)
+    narrow = carries.arrays
     positions = 5 * 32 * 6 + 5 * 4 * 6
     assert payload(wide) - payload(narrow) == 4 * positions
     assert narrow[:4] == NARROWED_MAGIC and wide[:4] == MAGIC
-    back = decode_model_state(narrow, book, {s: [0.01] for s in narrow_state.instruments})
+    back = decode_model_state(blob, book, {s: [0.01] for s in narrow_state.instruments}, narrow)
     for symbol, instrument in narrow_state.instruments.items():
         got, want = back.instruments[symbol].carry, instrument.carry
         assert got is not None and want is not None

@@ -13,9 +13,11 @@ import pytest
 from regime_model.update import InstrumentCarry
 from service.market.bar_batch import batch_of
 from service.model_state import InstrumentState, ModelState, append_batch
-from service.state.carry_stacks import CARRY_ROWS
+from service.state.carry_stacks import CARRY_ROWS, CarryBlob
 from service.state.checkpoint_codec import (
+    CARRIES_SHA,
     WINDOW_SHA,
+    WINDOW_SUM,
     decode_model_state,
     encode_model_state,
 )
@@ -40,10 +42,10 @@ def test_carries_of_every_shape_and_none_come_back_exactly() -> None:
         "GLD": InstrumentState("GLD", returns=np.array([0.0, 0.1]), carry=carry(3, dim=12)),
         "IWM": InstrumentState("IWM"),
     }, rotation_start=2)  # fmt: skip
-    blob, book, windows = encode_model_state(state)
+    blob, book, windows, carries = encode_model_state(state)
     assert windows.counts == [0, 0, 0, 0] and windows.fresh == b""  # nothing appended: all saved
     stored = {s: i.returns.tolist() for s, i in state.instruments.items()}  # what the table holds
-    back = decode_model_state(blob, book, stored)
+    back = decode_model_state(blob, book, stored, carries.arrays)
     assert back.rotation_start == 2 and set(back.instruments) == set(state.instruments)
     for symbol, instrument in state.instruments.items():
         got = back.instruments[symbol]
@@ -54,7 +56,8 @@ def test_carries_of_every_shape_and_none_come_back_exactly() -> None:
             assert got.carry is not None
             for a, b in zip(got.carry, instrument.carry, strict=True):
                 assert np.array_equal(a, b) and a.dtype == np.float64
-    assert b"/carry" not in blob and b"carry#1/position" in blob  # GLD: a stack of its own
+    assert sorted(decode_arrays(blob)) == [CARRIES_SHA, WINDOW_SUM]  # the carries: a row
+    assert b"/carry" not in carries.arrays and b"carry#1/position" in carries.arrays  # GLD's
 
 
 def test_carries_of_two_shapes_travel_as_two_stacks() -> None:
@@ -65,13 +68,13 @@ def test_carries_of_two_shapes_travel_as_two_stacks() -> None:
     state = ModelState({s: InstrumentState(s, returns=np.array([0.01]),
                                            carry=carry(i, chains=32 if i % 3 else 4))
                         for i, s in enumerate(symbols)})  # fmt: skip
-    blob, book, _ = encode_model_state(state)
-    arrays = decode_arrays(blob)
+    blob, book, _, carries = encode_model_state(state)
+    arrays = decode_arrays(carries.arrays)
     assert sorted(arrays) == sorted([CARRY_ROWS, "carry/position", "carry/step_size",
                                      "carry/inv_mass", "carry_rows#1", "carry#1/position",
-                                     "carry#1/step_size", "carry#1/inv_mass", "window_sum64"])
+                                     "carry#1/step_size", "carry#1/inv_mass"])
     assert arrays["carry/position"].shape == (8, 32, 6)  # the larger group unsuffixed
-    back = decode_model_state(blob, book, {s: [0.01] for s in symbols})
+    back = decode_model_state(blob, book, {s: [0.01] for s in symbols}, carries.arrays)
     for symbol, instrument in state.instruments.items():
         assert instrument.carry is not None
         got = back.instruments[symbol].carry
@@ -79,13 +82,45 @@ def test_carries_of_two_shapes_travel_as_two_stacks() -> None:
                                        zip(got, instrument.carry, strict=True))  # fmt: skip
 
 
+def in_the_blob(blob: bytes, carries: CarryBlob) -> dict[str, np.ndarray]:
+    """A checkpoint's arrays as a blob of schema version 8 or before held them: the
+    carries in the blob itself, with the window sums (no carries row, no digest of one)."""
+    return {**decode_arrays(carries.arrays), WINDOW_SUM: decode_arrays(blob)[WINDOW_SUM]}
+
+
+def test_a_checkpoint_with_its_carries_in_its_blob_still_decodes() -> None:
+    """Up to schema version 8 the blob held the carries: such a checkpoint resumes with
+    them, and needs no carries row."""
+    state = ModelState({"SPY": InstrumentState("SPY", returns=np.array([0.01]), carry=carry(1)),
+                        "GLD": InstrumentState("GLD", returns=np.array([0.02]), carry=carry(2))})
+    blob, book, _, carries = encode_model_state(state)
+    back = decode_model_state(encode_arrays(in_the_blob(blob, carries)), book,
+                              {"SPY": [0.01], "GLD": [0.02]})  # fmt: skip
+    for symbol, instrument in state.instruments.items():
+        got, want = back.instruments[symbol].carry, instrument.carry
+        assert got is not None and want is not None
+        assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+
+
+@pytest.mark.parametrize("row", ["missing", "another checkpoint's"])
+def test_a_carries_row_that_is_not_the_checkpoints_is_refused(row: str) -> None:
+    """The blob keeps the SHA-256 of its carries row: a row lost, or one of other carries
+    (another checkpoint's), is found at decode, not resumed from."""
+    state = ModelState({"SPY": InstrumentState("SPY", returns=np.array([0.01]), carry=carry(1))})
+    blob, book, _, _ = encode_model_state(state)
+    other = encode_model_state(ModelState({"SPY": InstrumentState(
+        "SPY", returns=np.array([0.01]), carry=carry(2))})).carries.arrays
+    with pytest.raises(UnusableStateError, match="carries row"):
+        decode_model_state(blob, book, {"SPY": [0.01]}, None if row == "missing" else other)
+
+
 def test_a_carry_under_its_own_symbols_keys_still_decodes() -> None:
     """Before the stacks by shape, a carry of another shape than the commonest was kept
     under "<symbol>/carry/<field>": such a checkpoint still resumes with it."""
     state = ModelState({"SPY": InstrumentState("SPY", returns=np.array([0.01]), carry=carry(1)),
                         "GLD": InstrumentState("GLD", returns=np.array([0.02]))})  # fmt: skip
-    blob, book, _ = encode_model_state(state)
-    arrays = decode_arrays(blob)
+    blob, book, _, carries = encode_model_state(state)
+    arrays = in_the_blob(blob, carries)
     gld = carry(3, chains=32)
     arrays.update({f"GLD/carry/{n}": v for n, v in gld._asdict().items()})
     back = decode_model_state(encode_arrays(arrays), book, {"SPY": [0.01], "GLD": [0.02]})
@@ -107,9 +142,10 @@ def test_every_instrument_field_comes_back_whatever_is_missing() -> None:
                                decision=Decision("QQQ", False, 0.0, 0.0)),
         "NEW": InstrumentState("NEW"),  # no bar, close, regime or decision yet
     })  # fmt: skip
-    blob, book, _ = encode_model_state(state)
+    blob, book, _, carries = encode_model_state(state)
     back = decode_model_state(blob, json.loads(json.dumps(book)),
-                              {s: i.returns.tolist() for s, i in state.instruments.items()})
+                              {s: i.returns.tolist() for s, i in state.instruments.items()},
+                              carries.arrays)  # fmt: skip
     for symbol, was in state.instruments.items():
         got = back.instruments[symbol]
         assert (got.last_bar_time, got.last_close, got.regime, got.retiring, got.decision) == (
@@ -118,9 +154,9 @@ def test_every_instrument_field_comes_back_whatever_is_missing() -> None:
 
 def test_a_window_that_does_not_read_back_as_written_is_refused() -> None:
     state = ModelState({"SPY": InstrumentState("SPY", returns=np.array([0.01, -0.02]))})
-    blob, book, _ = encode_model_state(state)
+    blob, book, _, carries = encode_model_state(state)
     with pytest.raises(UnusableStateError, match="SPY: its return window"):
-        decode_model_state(blob, book, {"SPY": [0.01, -0.0200000001]})
+        decode_model_state(blob, book, {"SPY": [0.01, -0.0200000001]}, carries.arrays)
 
 
 def test_a_checkpoint_of_schema_version_5_decodes() -> None:
@@ -186,11 +222,11 @@ def test_a_window_not_of_the_table_is_encoded_on_its_own() -> None:
     state.instruments["QQQ"].returns = state.instruments["QQQ"].returns + 0.5
     instruments = [state.instruments[s] for s in sorted(state.instruments)]
     assert state.returns_table is not None and state.returns_table.rows_of(instruments) is None
-    blob, book, windows = encode_model_state(state)
+    blob, book, windows, carries = encode_model_state(state)
     # the returns not saved yet (two updates' worth), each instrument's own
     assert windows.symbols == ["QQQ", "SPY"] and windows.counts == [2, 2]
     assert windows.fresh == np.concatenate(
         [state.instruments[s].returns[-2:] for s in ("QQQ", "SPY")]).astype("<f8").tobytes()
     stored = {s: i.returns.tolist() for s, i in state.instruments.items()}
-    back = decode_model_state(blob, book, stored)  # checks each window against its sum
+    back = decode_model_state(blob, book, stored, carries.arrays)  # each window: its sum
     assert np.array_equal(back.instruments["QQQ"].returns, state.instruments["QQQ"].returns)

@@ -41,7 +41,7 @@ class Account:
 
     def update(self, count: int = 1, fail: bool = False) -> None:
         self.bars(count)
-        model, book, windows = encode_model_state(self.state)
+        model, book, windows, carries = encode_model_state(self.state)
         checkpoint = Checkpoint(self.seq + 1, T0, "h", "numpy", "cpu", "float64", 1.0, 1.0,
                                 model, book)  # fmt: skip
 
@@ -49,7 +49,7 @@ class Account:
             raise RuntimeError("simulated crash inside the transaction")
 
         self.store.commit_update(checkpoint, [], [], inside=crash if fail else None,
-                                 windows=windows)  # fmt: skip
+                                 windows=windows, carries=carries.arrays)  # fmt: skip
         self.seq += 1
         self.state.saved()
         self.expected[self.seq] = {s: i.returns.copy() for s, i in self.state.instruments.items()}

@@ -68,11 +68,12 @@ def test_a_database_of_the_previous_release_migrates_and_resumes(tmp_path: Path)
     assert state.instruments["SPY"].decision is not None and not state.instruments["SPY"].retiring
     # The old checkpoint's window was in its blob: the first new one stores all of it
     assert state.instruments["SPY"].unsaved == len(RETURNS)
-    model, book, windows = encode_model_state(state)
+    model, book, windows, carries = encode_model_state(state)
     assert windows.symbols == ["SPY"] and windows.counts == [3] and windows.lengths == [3]
     assert windows.fresh == RETURNS.astype("<f8").tobytes()
     store.commit_update(Checkpoint(2, BAR, "h", "numpy", "cpu", "float64", 90_000.0,
-                                   100_000.0, model, book), [], [], windows=windows)
+                                   100_000.0, model, book), [], [], windows=windows,
+                        carries=carries.arrays)
     store.close()
     reopened = StateStore(path, account="alpha")
     assert reopened.checkpoint_seqs() == [1, 2] and reopened.ids.epoch == store.ids.epoch

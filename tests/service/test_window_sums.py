@@ -51,18 +51,18 @@ def test_a_shifted_window_is_refused_at_decode() -> None:
     """A window rebuilt one return on (the returns table read from the wrong start)."""
     returns = np.random.default_rng(3).normal(0, 0.01, 9)
     state = ModelState({"SPY": InstrumentState("SPY", returns=returns[:8])})
-    blob, book, _ = encode_model_state(state)
-    assert decode_model_state(blob, book, {"SPY": returns[:8].tolist()}) is not None
+    blob, book, _, carries = encode_model_state(state)
+    assert decode_model_state(blob, book, {"SPY": returns[:8].tolist()}, carries.arrays)
     with pytest.raises(UnusableStateError, match="SPY: its return window"):
-        decode_model_state(blob, book, {"SPY": returns[1:].tolist()})
+        decode_model_state(blob, book, {"SPY": returns[1:].tolist()}, carries.arrays)
 
 
 def test_a_checkpoint_that_kept_crc32s_still_decodes_checked_by_them() -> None:
     """Up to the thirty-seventh session the blob kept each window's CRC-32."""
     returns = np.array([0.01, -0.02, math.pi / 100])
     state = ModelState({"SPY": InstrumentState("SPY", returns=returns)})
-    blob, book, _ = encode_model_state(state)
-    arrays = {k: v for k, v in decode_arrays(blob).items() if k == CARRY_ROWS}
+    _, book, _, carries = encode_model_state(state)
+    arrays = {k: v for k, v in decode_arrays(carries.arrays).items() if k == CARRY_ROWS}
     arrays[WINDOW_CRC] = np.array([zlib.crc32(returns.astype("<f8").tobytes())], np.uint32)
     older = encode_arrays(arrays)
     back = decode_model_state(older, book, {"SPY": returns.tolist()})

@@ -51,6 +51,7 @@ def _install(out: str) -> None:
         (trader.Trader, "_checkpoint", "checkpoint"),
         (trader, "encode_model_state", "c.encode_model_state"),
         (carry_stacks, "stack", "c.  stacked carries"),
+        (carry_stacks, "encode", "c.  carries encoded"),  # schema 9 on (fortieth session)
         (checkpoint_codec, "_book_columns", "c.  book columns"),
         (checkpoint_codec, "encode_arrays", "c.  array encoding"),
         (checkpoint_codec, "window_sums", "c.  window sums"),

@@ -1,0 +1,21 @@
+#!/bin/sh
+# The device call prepared in the fortieth session (issue 14, item 4), for the next host
+# lent (none was lent in the fortieth session): the daemon itself at 268 instruments an
+# account, one account, with part timers in its worker (daemon_parts/sitecustomize.py,
+# RT_PARTS_OUT), this tree against head40 (a `git archive` of 010c459, the session's start,
+# carried as scratch/trees/head40), alternated: the carries written between bars as the
+# next checkpoint's row (schema version 9). Then the trial round of this tree, the issue's
+# H200 figures. Set-up as in h200-thirtyfifth.sh, carrying .gl, .whl, .whl-np and
+# scratch/trees/head40; each step's results bundled after it.
+set -u
+ROOT=$(pwd)
+SESSION=fortieth
+. "$(dirname "$0")/h200-lib.sh"  # TAG, TREES and the steps
+for rep in 1 2; do
+    parts_268 "new40-$rep" "$ROOT"
+    bundle one
+    parts_268 "head40-$rep" "$TREES/head40"
+    bundle one
+done
+round "$ROOT" new40-1 wgpu 12 3
+bundle one
