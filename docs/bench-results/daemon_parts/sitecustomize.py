@@ -32,6 +32,11 @@ def _install(out: str) -> None:
     from service.worker import targets, trader, warmup
 
     times: dict[str, float] = {}
+    # From the fortieth session: the worker thread's own CPU time in these too, so that
+    # compute (slow code, cold caches) and waiting (the sync, the GIL, another process on
+    # the core) are told apart
+    ON_CPU = {"checkpoint", "c.commit_update", "c.  COMMIT (every transaction)",
+              "s.decide_targets", "c.encode_model_state"}
 
     def timed(owner: Any, name: str, label: str) -> None:
         original = getattr(owner, name, None)
@@ -39,11 +44,14 @@ def _install(out: str) -> None:
             return
 
         def run(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             try:
                 return original(*args, **kwargs)
             finally:
                 times[label] = times.get(label, 0.0) + 1e3 * (time.perf_counter() - start)
+                if label in ON_CPU:  # this thread's CPU time in it: the rest, waited
+                    on_cpu = f"{label} (on CPU)"
+                    times[on_cpu] = times.get(on_cpu, 0.0) + 1e3 * (time.thread_time() - cpu)
 
         setattr(owner, name, run)
 
