@@ -181,6 +181,7 @@ class ReturnsTable:
             row[: window - 1] = returns[1:]
         self.buffer[:, window - 1] = new
         self.windows = self._views()
+        self.checks: object = None  # what checkpoints keep of the windows (window_sums.py)
 
     def slid(self, held: list[np.ndarray], new: np.ndarray) -> bool:
         """Append one return to each window, if `held` are this table's windows (the same

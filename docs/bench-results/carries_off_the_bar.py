@@ -21,6 +21,7 @@ after the staging, before it)."""
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,38 +44,50 @@ def rig_between_bars(folder: Path, instruments: int) -> stages.Rig:
     return rig
 
 
+def checkpoints(rig: stages.Rig, updates: int) -> list[float]:
+    """The checkpoint stage's ms in `updates` warm updates of the rig, the sampler run
+    after each bar (the cold update and a first warm one left out)."""
+    rig.trader.resume()
+    ms = []
+    for n in range(updates + 2):
+        event = rig.update(n)
+        if n >= 2:
+            ms.append(event["timings_ms"]["checkpoint"])
+        rig.trader.sample_between_bars()  # the worker's step after the bar
+    return ms
+
+
+def figures(mode: str, instruments: int, ms: list[float]) -> dict[str, Any]:
+    return {"mode": mode, "instruments": instruments, "updates": len(ms),
+            "checkpoint_p50_ms": round(float(np.median(ms)), 3),
+            "checkpoint_p99_ms": round(float(np.percentile(ms, 99)), 3)}
+
+
+def alternated(run: Callable[[str, int, int], dict[str, Any]], modes: tuple[str, ...]) -> None:
+    """`run(mode, INSTRUMENTS, UPDATES)` for each mode in turn, REPS times (the command
+    line's, defaults 268, 24 and 3), a JSON line each."""
+    instruments = int(sys.argv[1]) if len(sys.argv) > 1 else 268
+    updates = int(sys.argv[2]) if len(sys.argv) > 2 else 24
+    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    for _ in range(reps):
+        for mode in modes:
+            print(json.dumps(run(mode, instruments, updates)), flush=True)
+
+
 def run(mode: str, instruments: int, updates: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="rt-carries-") as tmp:
         rig = rig_between_bars(Path(tmp), instruments)
         if mode == "bar":  # every staging refused: the checkpoint writes the row
             rig.store.stage_carries = lambda seq, arrays: False  # type: ignore[method-assign]
         try:
-            rig.trader.resume()
-            ms = []
-            for n in range(updates + 2):  # the cold update and a first warm one left out
-                event = rig.update(n)
-                if n >= 2:
-                    ms.append(event["timings_ms"]["checkpoint"])
-                rig.trader.sample_between_bars()  # the worker's step after the bar
+            ms = checkpoints(rig, updates)
             wal = rig.store.empty_wal()
             rig.update(updates + 2)
             wal_bytes = wal.stat().st_size
         finally:
             rig.close()
-    return {"mode": mode, "instruments": instruments, "updates": len(ms),
-            "checkpoint_p50_ms": round(float(np.median(ms)), 3),
-            "checkpoint_p99_ms": round(float(np.percentile(ms, 99)), 3),
-            "bar_wal_bytes": wal_bytes}
-
-
-def main() -> None:
-    instruments = int(sys.argv[1]) if len(sys.argv) > 1 else 268
-    updates = int(sys.argv[2]) if len(sys.argv) > 2 else 24
-    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    for _ in range(reps):
-        for mode in ("staged", "bar"):
-            print(json.dumps(run(mode, instruments, updates)), flush=True)
+    return {**figures(mode, instruments, ms), "bar_wal_bytes": wal_bytes}
 
 
 if __name__ == "__main__":
-    main()
+    alternated(run, ("staged", "bar"))

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from regime_model.update import InstrumentCarry
-from service.model_state import InstrumentState, ModelState
+from service.model_state import InstrumentState, ModelState, ReturnsTable
 from service.state import book_columns, carry_stacks
 from service.state.book_columns import InstrumentColumns
 from service.state.carry_stacks import CarriesAhead, CarryBlob
@@ -31,7 +31,7 @@ from service.state.codec import CodecError, decode_arrays, encode_arrays
 from service.state.errors import UnusableStateError
 from service.state.records import Checkpoint, WindowColumns, WindowWrite
 from service.state.store import StateStore
-from service.state.window_sums import window_sum, window_sums
+from service.state.window_sums import table_sums, window_sum
 from service.strategy import Decision
 from service.types import BrokerSnapshot, Symbol
 
@@ -114,10 +114,11 @@ def encode_model_state(state: ModelState, ahead: CarriesAhead | None = None) -> 
                             book_columns.COLUMNS_KEY: _book_columns(symbols, instruments)}
     warm = _warm_rows(state, instruments)
     if warm is not None:  # each window one return on, each the table's row
-        view, rows = warm
+        table, rows = warm
+        view = table.view.astype("<f8", copy=False)  # [R, T], little-endian: a view
         windows = WindowColumns(symbols, [1] * len(symbols), view[rows, -1].tobytes(),
                                 [view.shape[1]] * len(symbols))
-        sums = window_sums(view)[rows]  # every row's at once, then the instruments'
+        sums = table_sums(table)[rows]  # every row's, slid on; then the instruments'
     else:
         windows = WindowColumns.of({s: WindowWrite(_fresh(i), len(i.returns))
                                     for s, i in zip(symbols, instruments, strict=True)})
@@ -130,16 +131,16 @@ def encode_model_state(state: ModelState, ahead: CarriesAhead | None = None) -> 
 
 def _warm_rows(
     state: ModelState, instruments: list[InstrumentState]
-) -> tuple[np.ndarray, list[int]] | None:
-    """The state's returns table's windows [R, T] (little-endian float64, a view) and
-    each instrument's row of them, if each holds one return not saved yet and is a row of
-    the table; None if not. Not gathered: the rows' sums and newest returns are taken
-    from the view (not a copy of every window: 548 KB at 268 instruments)."""
+) -> tuple[ReturnsTable, list[int]] | None:
+    """The state's returns table and each instrument's row of its windows, if each holds
+    one return not saved yet and is a row of the table; None if not. Not gathered: the
+    rows' sums and newest returns are taken from the table (not a copy of every window:
+    548 KB at 268 instruments)."""
     table = state.returns_table
     if table is None or set(map(_UNSAVED, instruments)) != {1}:
         return None
     rows = table.rows_of(instruments)
-    return None if rows is None else (table.view.astype("<f8", copy=False), rows)
+    return None if rows is None else (table, rows)
 
 
 def _fresh(instrument: InstrumentState) -> np.ndarray:

@@ -1,6 +1,7 @@
 """What a checkpoint keeps of each return window (service/state/window_sums.py): a 64-bit
 weighted sum that one wrong value always changes, and a wrong or shifted window but for a
-2^-64 chance; a checkpoint that kept CRC-32s instead still decodes, checked by them."""
+2^-64 chance, slid on from the last window's where the window is one return on; a
+checkpoint that kept CRC-32s instead still decodes, checked by them."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_checkpoint_codec import warm_state
 
 from service.model_state import InstrumentState, ModelState
+from service.state import window_sums as window_sums_module
 from service.state.carry_stacks import CARRY_ROWS
 from service.state.checkpoint_codec import WINDOW_CRC, decode_model_state, encode_model_state
 from service.state.codec import decode_arrays, encode_arrays
 from service.state.errors import UnusableStateError
-from service.state.window_sums import window_sum, window_sums
+from service.state.window_sums import SlidingSums, table_sums, window_sum, window_sums
 
 GOLDEN = 0x9E3779B97F4A7C15
 floats = st.floats(allow_nan=False, width=64)
@@ -69,3 +72,49 @@ def test_a_checkpoint_that_kept_crc32s_still_decodes_checked_by_them() -> None:
     assert np.array_equal(back.instruments["SPY"].returns, returns)
     with pytest.raises(UnusableStateError, match="SPY: its return window"):
         decode_model_state(older, book, {"SPY": [0.01, -0.02, 0.0]})
+
+
+bit_patterns = st.integers(0, 2**64 - 1)  # any float64, NaN payloads and -0.0 among them
+
+
+@given(st.lists(bit_patterns, min_size=3, max_size=60), st.integers(1, 20))
+def test_a_window_slid_on_has_the_sum_of_the_new_window_to_the_bit(
+    bits: list[int], length: int
+) -> None:
+    """SlidingSums carries each row's sum from one window to the next, one return on: at
+    every step the sum window_sums gives the new window, whatever the bit patterns."""
+    length = min(length, len(bits) - 1)
+    rows = np.array([bits, bits[::-1]], dtype=np.uint64).view(np.float64)
+    sums = SlidingSums(rows[:, :length], 0)
+    for start in range(1, len(bits) - length + 1):
+        sums.slide(rows)
+        assert sums.start == start
+        assert sums.sums.tolist() == window_sums(rows[:, start:start + length]).tolist()
+
+
+def test_a_checkpoint_slides_the_tables_sums_on_and_sums_whole_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sums a table's last checkpoint kept are slid on where its windows are one
+    return on since; summed whole for a new table, or windows two returns on."""
+    state = warm_state(["SPY", "QQQ", "GLD"], window=16, updates=2)
+    table = state.returns_table
+    assert table is not None
+    whole: list[int] = []
+    summed = window_sums_module.window_sums
+
+    def counted(windows: np.ndarray) -> np.ndarray:
+        whole.append(windows.shape[0])
+        return summed(windows)
+
+    monkeypatch.setattr(window_sums_module, "window_sums", counted)
+
+    def one_return_on() -> None:
+        assert table.slid(list(table.windows), np.full(3, 0.001 * table.start))
+
+    assert table_sums(table).tolist() == summed(table.view).tolist() and whole == [3]
+    one_return_on()
+    assert table_sums(table).tolist() == summed(table.view).tolist() and whole == [3]
+    one_return_on()
+    one_return_on()  # two on since the last checkpoint's: summed whole
+    assert table_sums(table).tolist() == summed(table.view).tolist() and whole == [3, 3]

@@ -63,6 +63,7 @@ def _install(out: str) -> None:
         (checkpoint_codec, "_book_columns", "c.  book columns"),
         (checkpoint_codec, "encode_arrays", "c.  array encoding"),
         (checkpoint_codec, "window_sums", "c.  window sums"),
+        (checkpoint_codec, "table_sums", "c.  window sums"),  # slid on (fortieth session)
         (warmup.Warmup, "book_entry", "c.warming entry"),
         (trader, "positions_entry", "c.positions entry"),
         (store.StateStore, "commit_update", "c.commit_update"),
