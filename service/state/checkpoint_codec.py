@@ -209,29 +209,25 @@ def checkpoint_state(store: StateStore, checkpoint: Checkpoint) -> ModelState:
     schema version 4 are rows of the store's returns table (resume and replay read this).
     A blob that matches its digest but is not in a form this release reads (a newer
     release wrote it) is UnusableStateError: the account is parked, not restarted."""
+    windows, carries = store.windows(checkpoint.seq), store.carries(checkpoint.seq)
     try:
-        return decode_model_state(checkpoint.model, checkpoint.book,
-                                  store.windows(checkpoint.seq), store.carries(checkpoint.seq))
+        return decode_model_state(checkpoint.model, checkpoint.book, windows, carries)
     except CodecError as error:
         raise UnusableStateError(
             f"{store.path}: checkpoint {checkpoint.seq}'s model state cannot be read by this "
             f"release ({error}); run the release that wrote it, or restore the database "
             "from a backup"
         ) from None
+    except UnusableStateError as error:  # a window or the carries row not the checkpoint's
+        raise UnusableStateError(f"{store.path}: checkpoint {checkpoint.seq}: {error}") from None
 
 
 def _carries_of(digest: bytes, carries: bytes | None) -> dict[str, np.ndarray]:
     """The arrays of the carries row whose SHA-256 the blob keeps (`digest`)."""
-    if carries is None:
-        raise UnusableStateError(
-            "the checkpoint's carries row is missing from the carries table; restore the "
-            "database from a backup"
-        )
-    if hashlib.sha256(carries).digest() != digest:
-        raise UnusableStateError(
-            "the checkpoint's carries row does not match the checkpoint's digest of it; "
-            "restore the database from a backup"
-        )
+    if carries is None or hashlib.sha256(carries).digest() != digest:
+        found = "missing" if carries is None else "not the one its digest names"
+        raise UnusableStateError(f"its carries row (the carries table) is {found}; restore "
+                                 "the database from a backup")
     return decode_arrays(carries)
 
 

@@ -5,6 +5,8 @@ worker sampling between bars does neither on the bar's path."""
 
 from __future__ import annotations
 
+import re
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from service.state.checkpoint_codec import (
     decode_model_state,
     encode_model_state,
 )
+from service.state.errors import UnusableStateError
 from service.state.store import Checkpoint, StateStore
 
 
@@ -169,3 +172,24 @@ def test_a_worker_sampling_between_bars_writes_its_carries_off_the_bar(
     written = checkpoint_state(rig.store, latest)
     rig.close()
     assert all(same(written.instruments[s].carry, want) for s, want in left.items())
+
+
+def test_a_checkpoint_whose_carries_row_is_gone_is_refused_saying_where(tmp_path: Path) -> None:
+    path = tmp_path / "a.sqlite"
+    store = StateStore(path)
+    state = ModelState({"SPY": InstrumentState("SPY", returns=np.array([0.01]), unsaved=1,
+                                               carry=float32_carry(1, 4))})  # fmt: skip
+    encoded = encode_model_state(state)
+    store.commit_update(Checkpoint(1, datetime(2026, 1, 5, 10, tzinfo=UTC), "h", "wgpu", "gpu",
+                                   "float32", 1.0, 1.0, encoded.model, encoded.book), [], [],
+                        windows=encoded.windows, carries=encoded.carries.arrays)  # fmt: skip
+    conn = sqlite3.connect(path)  # the row lost (a damaged or hand-edited database)
+    conn.execute("DELETE FROM carries")
+    conn.commit()
+    conn.close()
+    latest = store.latest()
+    assert latest is not None
+    with pytest.raises(UnusableStateError, match=rf"{re.escape(str(path))}: checkpoint 1: "
+                                                 "its carries row .* is missing; restore"):
+        checkpoint_state(store, latest)
+    store.close()
