@@ -1,7 +1,7 @@
 # ruff: noqa: I001 - regime_model before numpy: the daemon's numpy dispatch
 """The checkpoint with the sampler's carries staged between bars, or written by the bar
 (issue 14, item 4; fortieth session, schema version 9):
-`python docs/bench-results/carries_off_the_bar.py [INSTRUMENTS] [UPDATES] [REPS]`.
+`python docs/bench-results/carries_off_the_bar.py [INSTRUMENTS] [UPDATES] [REPS] [MODES]`.
 
 bench stages' rig (a real trader, the synthetic market and simulated broker, numpy, its
 cheap model spec, the WAL copied back after each bar as the worker does) with [model]
@@ -65,10 +65,12 @@ def figures(mode: str, instruments: int, ms: list[float]) -> dict[str, Any]:
 
 def alternated(run: Callable[[str, int, int], dict[str, Any]], modes: tuple[str, ...]) -> None:
     """`run(mode, INSTRUMENTS, UPDATES)` for each mode in turn, REPS times (the command
-    line's, defaults 268, 24 and 3), a JSON line each."""
+    line's, defaults 268, 24 and 3; a fourth argument, the modes to run, by commas), a
+    JSON line each."""
     instruments = int(sys.argv[1]) if len(sys.argv) > 1 else 268
     updates = int(sys.argv[2]) if len(sys.argv) > 2 else 24
     reps = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    modes = tuple(sys.argv[4].split(",")) if len(sys.argv) > 4 else modes
     for _ in range(reps):
         for mode in modes:
             print(json.dumps(run(mode, instruments, updates)), flush=True)
