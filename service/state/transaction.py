@@ -22,7 +22,12 @@ class Transaction:
     def __enter__(self) -> sqlite3.Connection:
         if not self._durable:
             self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except BaseException:  # not begun (locked, I/O error): __exit__ will not run
+            if not self._durable:
+                self._conn.execute("PRAGMA synchronous = FULL")
+            raise
         return self._conn
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:

@@ -193,3 +193,25 @@ def test_a_checkpoint_whose_carries_row_is_gone_is_refused_saying_where(tmp_path
                                                  "its carries row .* is missing; restore"):
         checkpoint_state(store, latest)
     store.close()
+
+
+def test_a_staging_the_database_refuses_leaves_every_later_commit_synced(
+    tmp_path: Path,
+) -> None:
+    """A staging that cannot begin (the database locked by another writer, say) is
+    refused: the checkpoint writes the row. Its transaction is the unsynced kind, so the
+    connection must be back to synchronous=FULL after it, or every later checkpoint would
+    commit without a sync."""
+    path = tmp_path / "a.sqlite"
+    store = StateStore(path)
+    store._conn.execute("PRAGMA busy_timeout = 0")  # refused at once, not after 5 s
+    other = sqlite3.connect(path)
+    other.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
+    try:
+        assert store.stage_carries(1, b"a carries row") is False
+    finally:
+        other.rollback()
+        other.close()
+    assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert store.carries(1) is None
+    store.close()
