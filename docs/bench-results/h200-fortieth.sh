@@ -12,6 +12,15 @@ set -u
 ROOT=$(pwd)
 SESSION=fortieth
 . "$(dirname "$0")/h200-lib.sh"  # TAG, TREES and the steps
+if [ "${1:-one}" = two ]; then
+    # A second call, on whatever host comes: the daemon pair once more (another host's
+    # spread), this tree first.
+    parts_268 new40-3 "$ROOT"
+    bundle two
+    parts_268 head40-3 "$TREES/head40"
+    bundle two
+    exit 0
+fi
 for rep in 1 2; do
     parts_268 "new40-$rep" "$ROOT"
     bundle one
