@@ -15,17 +15,11 @@ SESSION=fortieth
 if [ "${1:-one}" = two ]; then
     # A second call, on whatever host comes: the daemon pair once more (another host's
     # spread), this tree first.
-    parts_268 new40-3 "$ROOT"
-    bundle two
-    parts_268 head40-3 "$TREES/head40"
-    bundle two
+    parts_pair new40-3 head40-3 "$TREES/head40" two
     exit 0
 fi
 for rep in 1 2; do
-    parts_268 "new40-$rep" "$ROOT"
-    bundle one
-    parts_268 "head40-$rep" "$TREES/head40"
-    bundle one
+    parts_pair "new40-$rep" "head40-$rep" "$TREES/head40" one
 done
 round "$ROOT" new40-1 wgpu 12 3
 bundle one

@@ -105,3 +105,11 @@ parts_268() {  # parts_268 NAME TREE: the daemon with one account of 268 instrum
     grep -E "checkpoint |decide_targets|^checkpoint|COMMIT" "$OUT/daemon-parts-268-$1-$TAG.txt" \
         | sed "s/^/$1 /" >>"$OUT/summary.txt"
 }
+
+parts_pair() {  # parts_pair NEW OLD OLD_TREE CALL: parts_268 of this tree (ROOT) as NEW,
+    # then of OLD_TREE as OLD, the results bundled into CALL's archive after each
+    parts_268 "$1" "$ROOT"
+    bundle "$4"
+    parts_268 "$2" "$3"
+    bundle "$4"
+}

@@ -14,10 +14,7 @@ SESSION=thirtyninth
 if [ "${1:-one}" = four ]; then
     # The fourth call: the final tree (new39c: secure_delete FAST as well) against head39,
     # the daemon with one account of 268, once each.
-    parts_268 new39c-1 "$ROOT"
-    bundle four
-    parts_268 head39-c1 "$TREES/head39"
-    bundle four
+    parts_pair new39c-1 head39-c1 "$TREES/head39" four
     exit 0
 fi
 if [ "${1:-one}" = three ]; then
@@ -38,20 +35,14 @@ if [ "${1:-one}" = two ]; then
     # The second call: the final tree (the warming entry's empty case found in C first,
     # dfdee89, as well; new39b) against head39 again, then its trial round.
     for rep in 1 2; do
-        parts_268 "new39b-$rep" "$ROOT"
-        bundle two
-        parts_268 "head39-b$rep" "$TREES/head39"
-        bundle two
+        parts_pair "new39b-$rep" "head39-b$rep" "$TREES/head39" two
     done
     round "$ROOT" new39b-1 wgpu 12 3
     bundle two
     exit 0
 fi
 for rep in 1 2; do
-    parts_268 "new39-$rep" "$ROOT"
-    bundle one
-    parts_268 "head39-$rep" "$TREES/head39"
-    bundle one
+    parts_pair "new39-$rep" "head39-$rep" "$TREES/head39" one
 done
 round "$ROOT" new39-1 wgpu 12 3
 bundle one
